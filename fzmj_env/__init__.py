@@ -1,0 +1,37 @@
+"""fzmj: a reinforcement-learning environment for Fuzhou Mahjong (福州麻将).
+
+Public API: tile notation (R1), the hand API (win detection, waits, specials, shanten), the
+Python game driver, game records, and the environments.
+"""
+
+from .aec import env, raw_env
+from .core.hand import is_win, is_win_batch, shanten, special_shapes, waits
+from .game import Game, IllegalActionError, hand_result
+from .record import RecordError, load_record, make_record, replay, save_record
+from .rules import available_rules, load_rules
+from .tiles import format_tiles, kind_index, kind_name, parse_tiles
+
+__all__ = [
+    "parse_tiles",
+    "format_tiles",
+    "kind_index",
+    "kind_name",
+    "is_win",
+    "waits",
+    "is_win_batch",
+    "special_shapes",
+    "shanten",
+    "Game",
+    "IllegalActionError",
+    "hand_result",
+    "make_record",
+    "save_record",
+    "load_record",
+    "replay",
+    "RecordError",
+    "load_rules",
+    "available_rules",
+    "env",
+    "raw_env",
+]
+__version__ = "0.1.0"

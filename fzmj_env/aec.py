@@ -1,0 +1,349 @@
+"""PettingZoo AEC environment for Fuzhou Mahjong (``fzmj_v0``), in the shape of PettingZoo's classic envs.
+
+| Import             | `import fzmj_env; env = fzmj_env.env()`                       |
+|--------------------|---------------------------------------------------------------|
+| Actions            | Discrete(62) (layout: `fzmj_env.actions`)                      |
+| Parallel API       | No (`is_parallelizable=False`)                                 |
+| Agents             | `player_0` … `player_3` = seats 0–3                            |
+| Observation        | Dict(observation=Box(0, 1, (97, 27), int8), action_mask=Box(0, 1, (62,), int8)) |
+| Rewards            | each seat's score change at the end of each hand × reward_scale |
+
+The acting agent is the engine's acting seat: the seat whose turn it is, or, in a claim window
+(R8, R10), each seat that has an option, one after another, nearest to the discarder first;
+none sees another's answer (the observation never shows it, R12) and seats with no option are
+never asked. Everything automatic (draws, flower replacement, the final round) happens inside
+``step``.
+
+Observation: ``fzmj_env.encode`` v1 (``docs/observation.md``) from the observing seat's
+perspective. ``action_mask`` is the legal actions of the acting agent, all zeros for the others.
+
+Rewards: zero except at the end of a hand, when every seat gets its score change
+(``tb.points``, R11.4) × ``reward_scale``; PettingZoo accumulates them per agent until the
+agent next acts (``last()`` returns the sum).
+
+Infos:
+
+* ``infos[agent]["result"]``: set for every agent when a hand ends (``hand_result``: winner,
+  win_type, discarder, specials, value, points, …); kept until that agent next acts.
+* ``infos[agent]["oracle"]`` (``oracle=True``): ``oracle_v1`` planes of the hidden state from
+  that agent's seat, refreshed every step; for centralized critics only. ``state()`` gives the
+  flat engine state row.
+* ``infos[agent]["record"]`` (``record=True``): the game record (``fzmj_env.record``) once the
+  game is over; ``fzmj_env.record.replay`` replays it through the engine.
+
+Options: constructor kwargs ``rules`` (preset, default ``"fuzhou-lianzhong"``),
+``hands_per_game`` (default 1; more plays a match with dealer rotation and streak, R2),
+``reward_scale`` (1.0), ``oracle``, ``record``, ``render_mode`` (``"ansi"``, ``"human"``).
+``reset(seed, options={"wall": ..., "dealer": 0..3, "streak": n})`` plays a scripted first
+hand (R3): 144 kinds or notation, e.g. from ``fzmj_env.scenario.make_wall``.
+
+``raw_env`` raises ``fzmj_env.IllegalActionError`` on an illegal action; ``env()`` adds the
+standard wrappers (an illegal action ends the game with reward -1 for that agent, an action
+outside the space asserts, call order is enforced).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import encode as X
+from .actions import NUM_ACTIONS, action_name
+from .core import state as S
+from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
+from .game import MAX_SEED, Game, IllegalActionError, hand_result
+from .rules import DEFAULT_RULES
+from .tiles import kind_glyph, kind_name
+
+AGENTS = ["player_0", "player_1", "player_2", "player_3"]
+_RESET_OPTIONS = {"wall", "dealer", "streak"}
+
+
+def env(**kwargs):
+    """The AEC env with PettingZoo's standard wrappers (illegal action = -1 and game over)."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv, EzPickle):
+    metadata = {
+        "render_modes": ["ansi", "human"],
+        "name": "fzmj_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        rules: str = DEFAULT_RULES,
+        hands_per_game: int = 1,
+        reward_scale: float = 1.0,
+        oracle: bool = False,
+        record: bool = False,
+        render_mode: str | None = None,
+    ):
+        EzPickle.__init__(self, rules, hands_per_game, reward_scale, oracle, record, render_mode)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.game = Game(rules, hands_per_game=hands_per_game)  # validates rules and hands_per_game
+        self.reward_scale = float(reward_scale)
+        self.oracle = bool(oracle)
+        self.record = bool(record)
+        self.render_mode = render_mode
+
+        self.possible_agents = AGENTS[:]
+        self.agents = []
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(low=0, high=1, shape=(X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self._buf = self.game.buf
+        self._wt = self.game.win_table
+        self._rng: np.random.Generator | None = None
+        self._obs = None  # cached observation dict of the acting agent
+        self._seat = -1
+        self._rewards_dirty = False
+        self._oracle_buf = None
+
+    # ---- observations ----------------------------------------------------------------------
+    def observe(self, agent):
+        if agent == self.agent_selection and self._obs is not None:
+            return self._obs
+        seat = self.agent_name_mapping[agent]
+        obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
+        X.encode_table(self._buf, 0, seat, obs)
+        return {"observation": obs, "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def state(self) -> np.ndarray:
+        """The full engine state of the table as a flat ``int32`` array (a copy; hidden information included).
+
+        The fields of ``core.state.STATE_DTYPE`` in order; ``core.state.numpy_view`` names them.
+        """
+        return self._buf.view(np.int32).copy()
+
+    # ---- stepping ----------------------------------------------------------------------------
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        mask = self._obs["action_mask"]
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS and mask[action]:
+            a = int(action)
+        else:
+            self._raise_illegal(action)
+        seat = self._seat
+
+        self._cumulative_rewards[agent] = 0
+        if self._rewards_dirty:
+            self._clear_rewards()
+            self._rewards_dirty = False
+        info = self.infos[agent]
+        if info:
+            info.pop("result", None)
+
+        new_mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+        new_obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
+        r = X.step_observe(self._buf, 0, self._wt, a, new_mask, new_obs)
+        code = (r >> 3) - 1
+        if code < 0:  # the mask allowed it: an engine bug, never a user error
+            raise RuntimeError(f"engine refused action {a} that its mask allowed (seat {seat})")
+        nxt = (r & 7) - 1
+        self._seat = nxt
+        game = self.game
+        game._seat = nxt
+        game._mask = new_mask
+        if self.record:
+            game.decisions.append((seat, a))
+        if code >= STEP_HAND_OVER:
+            self._hand_over(code)
+        if nxt >= 0:
+            self.agent_selection = AGENTS[nxt]
+            self._obs = {"observation": new_obs, "action_mask": new_mask}
+        else:
+            self._obs = None
+        if self.oracle:
+            self._update_oracle()
+        if self.render_mode == "human":
+            self.render()
+
+    def _raise_illegal(self, action):
+        a = action
+        seat = self._seat
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise IllegalActionError(f"player_{seat}: action must be an integer in 0..{NUM_ACTIONS - 1}, got {a!r}")
+        what = f"action {a} ({action_name(a)})" if 0 <= a < NUM_ACTIONS else f"action {a} (outside 0..{NUM_ACTIONS - 1})"
+        legal = ", ".join(f"{x} ({action_name(x)})" for x in np.flatnonzero(self._obs["action_mask"]))
+        raise IllegalActionError(f"player_{seat} cannot take {what} in phase '{self.game.phase}'; legal: {legal}")
+
+    def _hand_over(self, code: int) -> None:
+        result = hand_result(self._buf, 0)
+        game = self.game
+        if self.record:
+            game.results.append(result)
+            if code == STEP_HAND_OVER:
+                game.hand_starts.append(game._hand_start())
+        scale = self.reward_scale
+        points = result["points"]
+        for i, a in enumerate(AGENTS):
+            rew = points[i] * scale
+            self.rewards[a] = rew
+            self._cumulative_rewards[a] += rew
+            self.infos[a]["result"] = result
+        self._rewards_dirty = True
+        if code == STEP_GAME_OVER:
+            self.terminations = dict.fromkeys(self.agents, True)
+            if self.record:
+                from .record import make_record
+
+                rec = make_record(game)
+                for a in self.agents:
+                    self.infos[a]["record"] = rec
+
+    def _update_oracle(self) -> None:
+        out = np.empty((4, X.ORACLE_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
+        X.oracle_all(self._buf, 0, out)
+        for i, a in enumerate(AGENTS):
+            if a in self.infos:
+                self.infos[a]["oracle"] = out[i]
+
+    # ---- reset ---------------------------------------------------------------------------------
+    def reset(self, seed=None, options=None):
+        options = dict(options or {})
+        unknown = set(options) - _RESET_OPTIONS
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; allowed: {sorted(_RESET_OPTIONS)}")
+        if seed is not None:
+            if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= int(seed) <= MAX_SEED:
+                raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
+            self._rng = np.random.default_rng(int(seed))
+            game_seed = int(seed)
+        else:
+            if self._rng is None:
+                self._rng = np.random.default_rng()
+            game_seed = int(self._rng.integers(0, MAX_SEED, dtype=np.uint64, endpoint=True))
+        game = self.game
+        game.reset(seed=game_seed, wall=options.get("wall"), dealer=options.get("dealer"), streak=options.get("streak", 0))
+
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._rewards_dirty = False
+        self._skip_agent_selection = None
+
+        mask = np.empty(NUM_ACTIONS, dtype=np.int8)
+        obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
+        seat = (X.step_observe(self._buf, 0, self._wt, -1, mask, obs) & 7) - 1
+        self._seat = seat
+        game._seat = seat
+        game._mask = mask
+        self.agent_selection = AGENTS[seat]
+        self._obs = {"observation": obs, "action_mask": mask}
+        if self.oracle:
+            self._update_oracle()
+        if self.render_mode == "human":
+            self.render()
+
+    # ---- rendering -------------------------------------------------------------------------------
+    def render(self):
+        if self.render_mode is None:
+            logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _render_text(self, seat: int | None = None) -> str:
+        """A text view for ``seat`` (default: the acting seat, or seat 0 once the game is over).
+
+        Only what that seat may see (R12): other seats' concealed tiles and concealed kong kinds
+        are hidden.
+        """
+        g = self.game
+        v = g.view
+        m = v.m
+        if seat is None:
+            seat = self._seat if self._seat >= 0 else 0
+        gold = int(m[S.GOLD])
+        ph = int(m[S.PHASE])
+        over = ph == S.PH_OVER
+
+        def tiles(kinds):
+            return "".join(kind_glyph(int(k)) for k in kinds)
+
+        lines = [
+            f"fzmj_v0 · hand {int(m[S.HAND_NO]) + 1}/{int(m[S.HANDS_PER_GAME])} · dealer player_{int(m[S.DEALER])} · "
+            f"streak {int(m[S.STREAK])} · gold {kind_glyph(gold)} ({kind_name(gold)})",
+            f"wall: {g.tiles_left} left · reserve {g.reserve} · drawable {g.drawable} · scores {g.scores}",
+        ]
+        for s in range(4):
+            tags = []
+            if s == int(m[S.DEALER]):
+                tags.append("dealer")
+            if v.gold_thrown[s]:
+                tags.append("discarded a gold")
+            if not over and s == int(m[S.CUR]):
+                tags.append("current")
+            head = f"player_{s}" + (f" ({', '.join(tags)})" if tags else "")
+            fl = [27 + i for i in range(15) for _ in range(int(v.flowers[s, i]))]
+            melds = []
+            for j in range(int(v.n_melds[s])):
+                t, k, taken, src = (int(x) for x in v.meld[s, j])
+                if t == S.MELD_CONCEALED_KONG:
+                    melds.append(f"[{tiles([k] * 4)} concealed]" if s == seat else "[🀫🀫🀫🀫 concealed]")
+                elif t == S.MELD_CHI:
+                    melds.append(f"[{tiles([k, k + 1, k + 2])} chi {kind_glyph(taken)}←p{src}]")
+                else:
+                    n = 3 if t == S.MELD_PENG else 4
+                    melds.append(f"[{tiles([k] * n)} {S.MELD_NAMES[t]} ←p{src}]")
+            nd = int(v.n_disc[s])
+            disc = "".join(
+                kind_glyph(int(v.disc[s, i])) + ("*" if v.disc_claimed[s, i] else "") for i in range(nd)
+            )
+            lines.append(head)
+            lines.append(f"  flowers ({len(fl)}): {tiles(fl) or '-'}")
+            lines.append(f"  melds: {' '.join(melds) or '-'}")
+            lines.append(f"  discards ({nd}): {disc or '-'}   (* = claimed)")
+        hand = v.hand[seat]
+        kinds = [k for k in range(27) for _ in range(int(hand[k]))]
+        lines.append(
+            f"hand of player_{seat}: {tiles(kinds)}  ({g.hand_str(seat)}; {int(hand[gold])} gold)" if kinds else f"hand of player_{seat}: -"
+        )
+        if over:
+            res = hand_result(self._buf, 0)
+            lines.append(f"game over · last hand: {res}")
+        else:
+            state = f"phase: {g.phase} · to act: player_{self._seat}"
+            if ph == S.PH_CLAIM:
+                t = int(m[S.CLAIM_TILE])
+                state += f" · tile under claim {kind_glyph(t)} ({kind_name(t)}) from player_{int(m[S.CLAIM_FROM])}"
+            lines.append(state)
+        return "\n".join(lines)
+
+    def close(self):
+        pass

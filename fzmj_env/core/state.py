@@ -1,0 +1,151 @@
+"""The state of B tables: one structured numpy array ``buf`` of ``STATE_DTYPE`` records.
+
+Inside Numba, ``tb = buf[t]`` is one table's record, passed by reference, with named int32
+array fields: ``tb.hand[seat, kind]``, ``tb.wall[i]``, ``tb.m[CUR]``. Why a record: a Numba
+call's cost grows with its arguments. A namedtuple of 17 array views cost ~400 ns per internal
+call and ~11 µs per dispatch from Python here; a record costs a pointer. One buffer is also
+trivial to copy, snapshot, compare bit for bit and hand to an oracle critic.
+
+Scalars live in ``tb.m`` at the indices named below (``tb.m[CUR]``).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+MAX_MELDS = 5  # 16 tiles between turns = at most 5 exposed melds + 1 tile
+MAX_DISCARDS = 64  # per seat; a hand has ~61 head draws at most, claims add a few
+
+# ---- scalar slots in tb.m -------------------------------------------------------------
+PHASE = 0  # one of the PH_* values
+CUR = 1  # seat whose turn it is (or who discarded, during a claim window)
+DEALER = 2
+STREAK = 3  # dealer streak (连庄数), R2
+HAND_NO = 4  # index of the hand in the game (match), 0-based
+HANDS_PER_GAME = 5
+GOLD = 6  # gold kind (R5); the indicator is one tile of this kind, set aside
+HEAD = 7  # index of the next head draw
+TAIL = 8  # index of the next tail draw (counts down)
+EXP_KONGS = 9  # exposed + added kongs on the table (reserve +1 each, R6)
+CONC_KONGS = 10  # concealed kongs on the table (reserve +2 each)
+FLOWER_SETS = 11  # complete flower sets held (reserve +2 each)
+FINAL_LEFT = 12  # -1, or draws fixed for the final round when it started (R6)
+CLAIM_TILE = 13
+CLAIM_FROM = 14
+ASK_POS = 15  # index into tb.ask of the seat being asked now
+N_ASK = 16
+ROB_WINDOW = 17  # 1 while the claim window of the dealer's first discard is open (R10)
+HEAVENLY_OK = 18  # 1 until the dealer's first action (R10 天胡)
+DEALER_DISCARDED = 19
+LAST_DRAW = 20  # kind of the last suit tile drawn by CUR, -1 if none
+LAST_DISCARD_SEAT = 21
+N_DECISIONS = 22
+DISC_SEQ = 23  # global discard counter (order/recency of discards)
+WINNER = 24  # result of the last finished hand (valid once a hand has ended)
+WIN_TYPE = 25
+DISCARDER = 26
+FLOWER_PTS = 27
+GOLD_PTS = 28
+SPECIALS = 29  # bit set of SPECIAL_* bits
+VALUE = 30
+SEED_LO = 31
+SEED_HI = 32
+HAND_ACTIVE = 33  # 1 while the current hand is being played
+# rule parameters (R6, R11) copied in from the preset at reset, so kernels need no extra argument
+R_RESERVE_BASE = 34
+R_RESERVE_EXPOSED_KONG = 35
+R_RESERVE_CONCEALED_KONG = 36
+R_RESERVE_FLOWER_SET = 37
+R_BASE = 38
+R_MULT = 39
+R_FLOWER_SET_BONUS = 40
+R_KONG_EXPOSED_PTS = 41
+R_KONG_CONCEALED_PTS = 42
+R_SPECIAL_VALUES = 43  # 7 consecutive slots, one per SPECIAL_* bit
+N_SPECIALS = 7
+NUM_SCALARS = R_SPECIAL_VALUES + N_SPECIALS
+
+
+# ---- array fields: (name, shape) ---------------------------------------------------------
+_FIELDS = [
+    ("m", (NUM_SCALARS,)),
+    ("wall", (144,)),
+    ("hand", (4, 27)),  # concealed tiles, golds included as tiles of the gold kind
+    ("flowers", (4, 15)),  # flowers laid out, kinds 27..41 at index kind-27 (R4)
+    ("meld", (4, MAX_MELDS, 4)),  # (type, kind, taken kind or -1, from seat or -1)
+    ("n_melds", (4,)),
+    ("disc", (4, MAX_DISCARDS)),  # discarded kinds in order
+    ("disc_seq", (4, MAX_DISCARDS)),  # global order of each discard
+    ("disc_claimed", (4, MAX_DISCARDS)),  # 1 if that discard was claimed (chi/peng/kong/hu)
+    ("n_disc", (4,)),
+    ("passed", (4, 27)),  # 过水: kinds this seat may not win on by discard (R9.4)
+    ("waits", (4, 27)),  # cache: kinds that complete this seat's last 3n+1 hand (see engine)
+    ("gold_thrown", (4,)),  # seat discarded a gold (R7, R9.3)
+    ("opts", (4,)),  # claim options of each seat in the open window (OPT_* bits)
+    ("ask", (4,)),  # seats asked in the open window, nearest to the discarder first
+    ("choice", (4,)),  # each asked seat's decision (an action)
+    ("points", (4,)),  # score change of the last finished hand
+    ("scores", (4,)),  # cumulative over the game (match)
+]
+
+STATE_DTYPE = np.dtype([(name, np.int32, shape) for name, shape in _FIELDS])
+"""One table's state as a numpy record; ``buf = np.zeros(B, STATE_DTYPE)`` holds B tables."""
+
+Table = namedtuple("Table", [name for name, _ in _FIELDS])
+
+
+@njit(cache=True)
+def table_view(record):
+    """Identity: ``buf[t]`` already is the table's record (kept so older call sites read well)."""
+    return record
+
+
+def numpy_view(buf: np.ndarray, t: int = 0) -> Table:
+    """Named views of table ``t`` for Python code: ``numpy_view(buf).hand[seat]`` (no copy)."""
+    return Table(*(buf[name][t] for name, _ in _FIELDS))
+
+
+# ---- enums ---------------------------------------------------------------------------------
+PH_TURN = 0  # after a draw / kong replacement / the dealer's start: hu, kong or discard (R7)
+PH_DISCARD = 1  # after a chi or peng: discard only (R7)
+PH_CLAIM = 2  # claim window on a discard (R8, R10)
+PH_OVER = 3  # the game is over (all hands played)
+PHASE_NAMES = ("turn", "discard_after_claim", "claim", "over")
+
+MELD_CHI, MELD_PENG, MELD_EXPOSED_KONG, MELD_ADDED_KONG, MELD_CONCEALED_KONG = 1, 2, 3, 4, 5
+MELD_NAMES = {1: "chi", 2: "peng", 3: "exposed_kong", 4: "added_kong", 5: "concealed_kong"}
+
+OPT_HU, OPT_PENG, OPT_KONG, OPT_CHI_LOW, OPT_CHI_MID, OPT_CHI_HIGH, OPT_ROB = 1, 2, 4, 8, 16, 32, 64
+
+WT_DISCARD, WT_SELF_DRAW, WT_HEAVENLY, WT_ROB_GOLD, WT_THREE_GOLDS = 0, 1, 2, 3, 4
+WIN_TYPE_NAMES = ("discard", "self_draw", "heavenly", "rob_gold", "three_golds")
+
+SPECIAL_NAMES = (
+    "heavenly",  # 天胡
+    "rob_gold",  # 抢金
+    "no_flower_no_kong",  # 平胡 (no flower, no kong)
+    "one_flower",  # 平胡 (one flower)
+    "three_golds",  # 三金倒
+    "golden_pair",  # 金雀
+    "golden_dragon",  # 金龙
+)
+(SP_HEAVENLY, SP_ROB_GOLD, SP_NO_FLOWER, SP_ONE_FLOWER, SP_THREE_GOLDS, SP_GOLDEN_PAIR, SP_GOLDEN_DRAGON) = range(7)
+
+# ---- action layout (public API, README) ------------------------------------------------------
+NUM_ACTIONS = 62
+A_DISCARD = 0  # 0..26: discard kind k
+A_CHI_LOW, A_CHI_MID, A_CHI_HIGH = 27, 28, 29  # the discard as lowest / middle / highest tile
+A_PENG = 30
+A_KONG = 31  # exposed kong of the discard
+A_SELF_KONG = 32  # 32..58: concealed or added kong of kind k-32
+A_HU = 59
+A_ROB = 60
+A_PASS = 61
+
+
+def new_state(num_tables: int) -> np.ndarray:
+    """A zeroed state buffer for ``num_tables`` tables (a structured array of STATE_DTYPE)."""
+    return np.zeros(num_tables, dtype=STATE_DTYPE)

@@ -1,0 +1,476 @@
+"""Observation encoder v1: a ``(NUM_CHANNELS, 27)`` int8 tensor per seat (Numba).
+
+Every plane is binary (0/1): tile planes have one column per suit kind (0–26 = 1m…9s, R1),
+counts are thresholds (``>= 1`` … ``>= 4``), scalars are thermometers over the columns
+(column ``j`` is 1 when the value is ``> j``) or one-hot flags at named columns. Seats are in
+relative order from the observing seat ``me``: relative seat ``r = (seat - me) % 4``
+(0 = me, 1 = 下家 next, 2 = opposite, 3 = 上家 previous). ``PLANES`` names every channel;
+``docs/observation.md`` is the table.
+
+Information (R12): only what ``me`` may know. Never read here for another seat: its concealed
+tiles (``tb.hand``), its concealed kong kinds, its 过水 state (``tb.passed``: it would tell that
+it could have won), its claim options or decision (``tb.opts``, ``tb.ask``, ``tb.choice``), the
+wall order or the last drawn tile of another seat. ``tests/test_encode.py`` checks this by
+scrambling those fields.
+
+Oracle encoder (``oracle_v1``, ``ORACLE_PLANES``): the hidden part of the state from the same
+seat's perspective, for centralized critics and oracle guiding; a separate output, never part
+of an agent's observation.
+
+Entry points: ``encode_v1(tb, seat, out)`` inside Numba, ``encode_table(buf, t, seat, out)``,
+``encode_batch(buf, seats, out)`` on ``(B, C, 27)``, ``oracle_table``, ``oracle_batch`` and
+``step_observe`` (one engine step + legal mask + observation of the next acting seat in one
+call, for the AEC env).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .core.engine import acting_seat, drawable, legal_mask, reserve, step, tiles_left
+from .core.state import (
+    A_CHI_HIGH,
+    A_CHI_LOW,
+    A_HU,
+    A_KONG,
+    A_PASS,
+    A_PENG,
+    A_ROB,
+    ASK_POS,
+    CLAIM_FROM,
+    CLAIM_TILE,
+    CUR,
+    DEALER,
+    GOLD,
+    HAND_NO,
+    HANDS_PER_GAME,
+    HEAD,
+    HEAVENLY_OK,
+    LAST_DRAW,
+    N_ASK,
+    MELD_ADDED_KONG,
+    MELD_CHI,
+    MELD_CONCEALED_KONG,
+    MELD_EXPOSED_KONG,
+    MELD_PENG,
+    PH_CLAIM,
+    PH_OVER,
+    PH_TURN,
+    PHASE,
+    R_RESERVE_BASE,
+    ROB_WINDOW,
+    STREAK,
+    TAIL,
+    table_view,
+)
+
+OBS_VERSION = "v1"
+NUM_COLUMNS = 27
+
+# ---- plane layout (v1) --------------------------------------------------------------------------
+P_HAND = 0  # 4 planes: own concealed count >= 1..4 (golds included)
+P_GOLD_KIND = 4
+P_OWN_GOLDS = 5
+P_OWN_PASSED = 6
+P_OWN_CONCEALED_KONG = 7
+P_LAST_DRAW = 8
+P_SEAT = 9  # 4 blocks of SEAT_PLANES, relative seat r at P_SEAT + r * SEAT_PLANES
+# offsets inside a seat block
+S_MELD = 0  # 4 planes: tiles in open melds >= 1..4
+S_PENG = 4
+S_KONG = 5
+S_TAKEN = 6
+S_DISC = 7  # 4 planes: discards >= 1..4
+S_CLAIMED = 11
+S_RECENT = 12  # 4 planes: last, 2nd last, 3rd last, 4th last discard (one-hot)
+S_FLOWERS = 16
+S_HONOR_FLOWERS = 17
+S_FLOWER_COUNT = 18
+S_FLAGS = 19
+SEAT_PLANES = 20
+P_GLOBAL = P_SEAT + 4 * SEAT_PLANES  # 89
+P_DRAWABLE = P_GLOBAL + 0
+P_DRAWABLE_COARSE = P_GLOBAL + 1
+P_TILES_LEFT = P_GLOBAL + 2
+P_RESERVE = P_GLOBAL + 3
+P_STREAK = P_GLOBAL + 4
+P_HANDS_LEFT = P_GLOBAL + 5
+P_PHASE = P_GLOBAL + 6
+P_CLAIM_TILE = P_GLOBAL + 7
+NUM_CHANNELS = P_GLOBAL + 8  # 97
+
+# flag columns of the per-seat S_FLAGS plane
+F_DEALER = 0
+F_GOLD_THROWN = 1
+F_CURRENT = 2
+F_CLAIM_FROM = 3
+F_MELDS = 4  # 5 columns: number of melds (concealed kongs included) > j
+F_CONC_KONGS = 9  # 4 columns: concealed kongs > j
+F_DISCARDS = 13  # 14 columns: number of discards > 2j
+# columns of the P_PHASE plane
+PC_TURN, PC_DISCARD, PC_CLAIM, PC_OVER, PC_ROB_WINDOW, PC_HEAVENLY, PC_ME_ACTING = 0, 1, 2, 3, 4, 5, 6
+# columns of S_FLOWERS past the 15 flower kinds: the 9 sets (7 honors, 春夏秋冬, 梅兰竹菊)
+FLOWER_SET_COL = 15
+
+_REL = ("self", "next (下家)", "opposite", "previous (上家)")
+
+
+def _planes() -> list[tuple[str, str]]:
+    p: list[tuple[str, str]] = []
+    for i in range(4):
+        p.append((f"hand_ge{i + 1}", f"own concealed tiles: count of the kind >= {i + 1} (golds included, as tiles of the gold kind)"))
+    p.append(("gold_kind", "one-hot: the gold kind (R5)"))
+    p.append(("own_golds", "thermometer: column j = 1 if this seat holds more than j golds"))
+    p.append(("own_passed", "this seat's 过水 kinds (R9.4): kinds it may not win on by discard until it next discards"))
+    p.append(("own_concealed_kongs", "kinds of this seat's own concealed kongs (only its own: other seats' kinds are hidden)"))
+    p.append(("last_draw", "one-hot: the tile this seat just drew (or its kong replacement); only at its own turn (phase turn)"))
+    for r in range(4):
+        pre = f"r{r}_"
+        who = f"relative seat {r} ({_REL[r]})"
+        for i in range(4):
+            p.append((f"{pre}meld_ge{i + 1}", f"{who}: tiles of the kind in its open melds (chi, peng, exposed/added kong) >= {i + 1}"))
+        p.append((f"{pre}peng", f"{who}: kinds it holds as a peng (not yet an added kong)"))
+        p.append((f"{pre}kong", f"{who}: kinds it holds as an exposed or added kong"))
+        p.append((f"{pre}taken", f"{who}: kinds of the tiles it took from a discard into a meld"))
+        for i in range(4):
+            p.append((f"{pre}disc_ge{i + 1}", f"{who}: its discards of the kind (claimed ones included) >= {i + 1}"))
+        p.append((f"{pre}claimed", f"{who}: kinds of its discards that were claimed by another seat"))
+        for i in range(4):
+            p.append((f"{pre}recent{i}", f"{who}: one-hot of its {['last', '2nd last', '3rd last', '4th last'][i]} discard"))
+        p.append(
+            (
+                f"{pre}flowers",
+                f"{who}: columns 0–14 = flower kind 1z..7z,1f..8f laid out (>= 1); columns 15–23 = set complete "
+                "(15–21 four of honor 1z..7z, 22 春夏秋冬, 23 梅兰竹菊)",
+            )
+        )
+        p.append((f"{pre}honor_flowers", f"{who}: columns 0–6 = honor flower 1z..7z count >= 2; columns 7–13 = >= 3"))
+        p.append((f"{pre}flower_count", f"{who}: thermometer of its number of flowers (column j = count > j, capped at 27)"))
+        p.append(
+            (
+                f"{pre}flags",
+                f"{who}: col 0 dealer; 1 has discarded a gold; 2 current seat (turn, or discarder during a claim window); "
+                "3 discarder of the tile under claim; 4–8 melds (concealed kongs included) > j; 9–12 concealed kongs > j; "
+                "13–26 discards > 2j",
+            )
+        )
+    p.append(("drawable", "thermometer: drawable tiles D (R6) > j, columns 0–26"))
+    p.append(("drawable_coarse", "thermometer: D > 27 + 2j"))
+    p.append(("tiles_left", "thermometer: tiles left in the wall > 4j"))
+    p.append(("reserve", "thermometer: reserve N minus its base (R6) > j"))
+    p.append(("streak", "thermometer: dealer streak (R2) > j"))
+    p.append(("hands_left", "thermometer: hands of the match still to play after this one > j"))
+    p.append(
+        (
+            "phase",
+            "col 0 turn (after a draw); 1 discard after chi/peng; 2 claim window; 3 game over; 4 抢金 window open "
+            "(dealer's first discard); 5 天胡 still possible; 6 this seat is the one to act",
+        )
+    )
+    p.append(("claim_tile", "one-hot: the discard under claim (claim window only)"))
+    return p
+
+
+PLANES = _planes()
+assert len(PLANES) == NUM_CHANNELS
+
+# ---- oracle layout ---------------------------------------------------------------------------------
+O_HANDS = 0  # 12 planes: relative seats 1..3, concealed count >= 1..4
+O_CONC_KONG = 12  # 3 planes: concealed kong kinds of relative seats 1..3
+O_PASSED = 15  # 3 planes: 过水 kinds of relative seats 1..3
+O_WALL = 18  # 4 planes: suit tiles left in the wall (head..tail) >= 1..4
+O_HEAD = 22  # 8 planes: one-hot of the next 8 head tiles in order (a flower: row empty)
+O_TAIL = 30  # 4 planes: one-hot of the next 4 tail tiles in order (a flower: row empty)
+O_CLAIM = 34  # 3 planes: claim window of relative seats 1..3 (see ORACLE_PLANES)
+ORACLE_CHANNELS = 37
+N_HEAD_PLANES = 8
+N_TAIL_PLANES = 4
+
+
+def _oracle_planes() -> list[tuple[str, str]]:
+    p: list[tuple[str, str]] = []
+    for r in range(1, 4):
+        for i in range(4):
+            p.append((f"r{r}_hand_ge{i + 1}", f"relative seat {r}: concealed tiles of the kind >= {i + 1}"))
+    for r in range(1, 4):
+        p.append((f"r{r}_concealed_kongs", f"relative seat {r}: kinds of its concealed kongs"))
+    for r in range(1, 4):
+        p.append((f"r{r}_passed", f"relative seat {r}: its 过水 kinds"))
+    for i in range(4):
+        p.append((f"wall_ge{i + 1}", f"suit tiles left in the wall (head to tail, reserve included) >= {i + 1}"))
+    for i in range(N_HEAD_PLANES):
+        p.append((f"head{i}", f"one-hot: the head tile {i} draws ahead (empty row: a flower, or past the wall)"))
+    for i in range(N_TAIL_PLANES):
+        p.append((f"tail{i}", f"one-hot: the tail tile {i} places ahead (empty row: a flower, or past the wall)"))
+    for r in range(1, 4):
+        p.append(
+            (
+                f"r{r}_claim",
+                f"relative seat {r} in an open claim window: cols 0–6 its options (hu, peng, kong, chi low, chi mid, "
+                "chi high, rob); col 7 asked; col 8 already answered; cols 9–14 its answer (hu, peng, kong, chi, rob, pass)",
+            )
+        )
+    return p
+
+
+ORACLE_PLANES = _oracle_planes()
+assert len(ORACLE_PLANES) == ORACLE_CHANNELS
+
+
+# ---- kernels -----------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _therm_add(out, p0, n, k):
+    """Add one tile of kind ``k`` to the threshold planes ``p0 .. p0+n-1`` (count >= i+1)."""
+    for i in range(n):
+        if out[p0 + i, k] == 0:
+            out[p0 + i, k] = 1
+            return
+
+
+@njit(cache=True, inline="always")
+def _therm_row(out, p, value, step, offset, c0, ncols):
+    """Columns ``c0 .. c0+ncols-1`` of plane ``p``: column j = 1 if value > offset + step * j."""
+    for j in range(ncols):
+        if value > offset + step * j:
+            out[p, c0 + j] = 1
+        else:
+            return
+
+
+@njit(cache=True)
+def encode_v1(tb, seat, out):
+    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8)."""
+    out[:, :] = 0
+    m = tb.m
+    me = seat
+    gold = m[GOLD]
+    ph = m[PHASE]
+    # own hand
+    hand = tb.hand[me]
+    for k in range(27):
+        c = hand[k]
+        if c > 0:
+            for i in range(min(c, 4)):
+                out[P_HAND + i, k] = 1
+        if tb.passed[me, k]:
+            out[P_OWN_PASSED, k] = 1
+    if 0 <= gold < 27:
+        out[P_GOLD_KIND, gold] = 1
+        _therm_row(out, P_OWN_GOLDS, hand[gold], 1, 0, 0, 27)
+    if ph == PH_TURN and m[CUR] == me and m[LAST_DRAW] >= 0:
+        out[P_LAST_DRAW, m[LAST_DRAW]] = 1
+    for j in range(tb.n_melds[me]):
+        if tb.meld[me, j, 0] == MELD_CONCEALED_KONG:
+            out[P_OWN_CONCEALED_KONG, tb.meld[me, j, 1]] = 1
+
+    # every seat, relative order
+    for r in range(4):
+        s = (me + r) % 4
+        b = P_SEAT + r * SEAT_PLANES
+        n_conc = 0
+        nm = tb.n_melds[s]
+        for j in range(nm):
+            mt = tb.meld[s, j, 0]
+            k = tb.meld[s, j, 1]
+            if mt == MELD_CONCEALED_KONG:
+                n_conc += 1
+                continue
+            if mt == MELD_CHI:
+                for d in range(3):
+                    _therm_add(out, b + S_MELD, 4, k + d)
+            else:
+                n = 3 if mt == MELD_PENG else 4
+                for _ in range(n):
+                    _therm_add(out, b + S_MELD, 4, k)
+                if mt == MELD_PENG:
+                    out[b + S_PENG, k] = 1
+                elif mt == MELD_EXPOSED_KONG or mt == MELD_ADDED_KONG:
+                    out[b + S_KONG, k] = 1
+            taken = tb.meld[s, j, 2]
+            if taken >= 0:
+                out[b + S_TAKEN, taken] = 1
+        nd = tb.n_disc[s]
+        for i in range(nd):
+            k = tb.disc[s, i]
+            _therm_add(out, b + S_DISC, 4, k)
+            if tb.disc_claimed[s, i]:
+                out[b + S_CLAIMED, k] = 1
+        for i in range(min(nd, 4)):
+            out[b + S_RECENT + i, tb.disc[s, nd - 1 - i]] = 1
+        fl = tb.flowers[s]
+        total = 0
+        for i in range(15):
+            c = fl[i]
+            total += c
+            if c >= 1:
+                out[b + S_FLOWERS, i] = 1
+            if i < 7:
+                if c >= 4:
+                    out[b + S_FLOWERS, FLOWER_SET_COL + i] = 1
+                if c >= 2:
+                    out[b + S_HONOR_FLOWERS, i] = 1
+                if c >= 3:
+                    out[b + S_HONOR_FLOWERS, 7 + i] = 1
+        if fl[7] + fl[8] + fl[9] + fl[10] == 4:
+            out[b + S_FLOWERS, FLOWER_SET_COL + 7] = 1
+        if fl[11] + fl[12] + fl[13] + fl[14] == 4:
+            out[b + S_FLOWERS, FLOWER_SET_COL + 8] = 1
+        _therm_row(out, b + S_FLOWER_COUNT, total, 1, 0, 0, 27)
+        f = b + S_FLAGS
+        if m[DEALER] == s:
+            out[f, F_DEALER] = 1
+        if tb.gold_thrown[s]:
+            out[f, F_GOLD_THROWN] = 1
+        if ph != PH_OVER and m[CUR] == s:
+            out[f, F_CURRENT] = 1
+        if ph == PH_CLAIM and m[CLAIM_FROM] == s:
+            out[f, F_CLAIM_FROM] = 1
+        _therm_row(out, f, nm, 1, 0, F_MELDS, 5)
+        _therm_row(out, f, n_conc, 1, 0, F_CONC_KONGS, 4)
+        _therm_row(out, f, nd, 2, 0, F_DISCARDS, 14)
+
+    # global scalars
+    d = drawable(tb)
+    _therm_row(out, P_DRAWABLE, d, 1, 0, 0, 27)
+    _therm_row(out, P_DRAWABLE_COARSE, d, 2, 27, 0, 27)
+    _therm_row(out, P_TILES_LEFT, tiles_left(tb), 4, 0, 0, 27)
+    _therm_row(out, P_RESERVE, reserve(tb) - m[R_RESERVE_BASE], 1, 0, 0, 27)
+    _therm_row(out, P_STREAK, m[STREAK], 1, 0, 0, 27)
+    _therm_row(out, P_HANDS_LEFT, m[HANDS_PER_GAME] - m[HAND_NO] - 1, 1, 0, 0, 27)
+    if 0 <= ph <= 3:
+        out[P_PHASE, ph] = 1  # PC_TURN, PC_DISCARD, PC_CLAIM, PC_OVER
+    if m[ROB_WINDOW]:
+        out[P_PHASE, PC_ROB_WINDOW] = 1
+    if m[HEAVENLY_OK] and ph != PH_OVER:
+        out[P_PHASE, PC_HEAVENLY] = 1
+    if acting_seat(tb) == me:
+        out[P_PHASE, PC_ME_ACTING] = 1
+    if ph == PH_CLAIM and m[CLAIM_TILE] >= 0:
+        out[P_CLAIM_TILE, m[CLAIM_TILE]] = 1
+
+
+@njit(cache=True)
+def encode_table(buf, t, seat, out):
+    """Observation of ``seat`` at table ``t`` of ``buf[B, STATE_SIZE]`` into ``out[C, 27]``."""
+    encode_v1(table_view(buf[t]), seat, out)
+
+
+@njit(cache=True)
+def encode_batch(buf, seats, out):
+    """``out[t] = encode(table t, seats[t])`` for every table; a seat < 0 gives zeros."""
+    for t in range(buf.shape[0]):
+        if seats[t] < 0:
+            out[t, :, :] = 0
+        else:
+            encode_v1(table_view(buf[t]), seats[t], out[t])
+
+
+@njit(cache=True)
+def _set_tile(out, p, k):
+    if 0 <= k < 27:
+        out[p, k] = 1
+
+
+@njit(cache=True)
+def oracle_v1(tb, seat, out):
+    """The hidden part of the state from ``seat``'s perspective into ``out[ORACLE_CHANNELS, 27]``.
+
+    Never give this to an acting policy: it is for critics (R12 "a separate, clearly named output").
+    """
+    out[:, :] = 0
+    m = tb.m
+    for r in range(1, 4):
+        s = (seat + r) % 4
+        for k in range(27):
+            c = tb.hand[s, k]
+            for i in range(min(c, 4)):
+                out[O_HANDS + 4 * (r - 1) + i, k] = 1
+            if tb.passed[s, k]:
+                out[O_PASSED + r - 1, k] = 1
+        for j in range(tb.n_melds[s]):
+            if tb.meld[s, j, 0] == MELD_CONCEALED_KONG:
+                out[O_CONC_KONG + r - 1, tb.meld[s, j, 1]] = 1
+    head = m[HEAD]
+    tail = m[TAIL]
+    if m[PHASE] != PH_OVER:
+        for i in range(head, tail + 1):
+            k = tb.wall[i]
+            if k < 27:
+                _therm_add(out, O_WALL, 4, k)
+        for i in range(N_HEAD_PLANES):
+            if head + i <= tail:
+                _set_tile(out, O_HEAD + i, tb.wall[head + i])
+        for i in range(N_TAIL_PLANES):
+            if tail - i >= head:
+                _set_tile(out, O_TAIL + i, tb.wall[tail - i])
+    if m[PHASE] == PH_CLAIM:
+        pos = m[ASK_POS]
+        for r in range(1, 4):
+            s = (seat + r) % 4
+            p = O_CLAIM + r - 1
+            o = tb.opts[s]
+            for bit in range(7):
+                if o >> bit & 1:
+                    out[p, bit] = 1
+            for q in range(m[N_ASK]):
+                if tb.ask[q] == s:
+                    out[p, 7] = 1
+                    if q < pos:
+                        out[p, 8] = 1
+                        c = tb.choice[s]
+                        if c == A_HU:
+                            out[p, 9] = 1
+                        elif c == A_PENG:
+                            out[p, 10] = 1
+                        elif c == A_KONG:
+                            out[p, 11] = 1
+                        elif A_CHI_LOW <= c <= A_CHI_HIGH:
+                            out[p, 12] = 1
+                        elif c == A_ROB:
+                            out[p, 13] = 1
+                        elif c == A_PASS:
+                            out[p, 14] = 1
+
+
+@njit(cache=True)
+def oracle_table(buf, t, seat, out):
+    oracle_v1(table_view(buf[t]), seat, out)
+
+
+@njit(cache=True)
+def oracle_batch(buf, seats, out):
+    for t in range(buf.shape[0]):
+        if seats[t] < 0:
+            out[t, :, :] = 0
+        else:
+            oracle_v1(table_view(buf[t]), seats[t], out[t])
+
+
+@njit(cache=True)
+def oracle_all(buf, t, out):
+    """Oracle planes of table ``t`` for each of the 4 seats: ``out[4, ORACLE_CHANNELS, 27]``."""
+    tb = table_view(buf[t])
+    for s in range(4):
+        oracle_v1(tb, s, out[s])
+
+
+@njit(cache=True)
+def step_observe(buf, t, wt, action, mask, obs):
+    """One decision on table ``t``, then the next acting seat's legal mask and observation.
+
+    Returns ``(code + 1) * 8 + (seat + 1)``: ``code`` the engine's STEP_* result and ``seat``
+    the seat to act next (-1 when the game is over). On an illegal action (code -1) nothing
+    changes and ``mask``/``obs`` are left as they were. ``action`` < 0 only refreshes.
+    """
+    tb = table_view(buf[t])
+    code = 0
+    if action >= 0:
+        code = step(tb, wt, action)
+        if code < 0:
+            return acting_seat(tb) + 1
+    legal_mask(tb, wt, mask)
+    s = acting_seat(tb)
+    if s >= 0:
+        encode_v1(tb, s, obs)
+    return (code + 1) * 8 + (s + 1)

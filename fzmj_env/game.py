@@ -1,0 +1,244 @@
+"""A Python driver over one table of the Numba engine, for tests, tools and records.
+
+Every rule is applied by the engine (``core/engine.py``); this class only moves data between
+Python and the state buffer and names things.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .actions import NUM_ACTIONS, action_name
+from .core import engine as E
+from .core import state as S
+from .core.hand import get_win_table
+from .rules import DEFAULT_RULES, Rules, load_rules
+from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
+
+MAX_SEED = 2**64 - 1
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal for the acting seat (the message says which and why)."""
+
+
+def split_seed(seed: int) -> tuple[int, int]:
+    """A 64-bit seed as two int32 bit patterns (lo, hi), the engine's storage."""
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= int(seed) <= MAX_SEED:
+        raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
+    seed = int(seed)
+    lo, hi = seed & 0xFFFFFFFF, seed >> 32
+    return (lo - (1 << 32) if lo >= 1 << 31 else lo), (hi - (1 << 32) if hi >= 1 << 31 else hi)
+
+
+def parse_wall(wall: Sequence[int] | Sequence[str] | str | np.ndarray) -> np.ndarray:
+    """A scripted wall (R3): 144 kind indices, kind names, or one notation string, in wall order.
+
+    Raises ``ValueError`` unless it is exactly the 144-tile set (R1) in some order.
+    """
+    if isinstance(wall, str):
+        kinds = parse_tile_list(wall)
+    else:
+        items = list(wall)
+        kinds = []
+        for i, x in enumerate(items):
+            if isinstance(x, str):
+                got = parse_tile_list(x)
+                if len(got) != 1:
+                    raise ValueError(f"wall position {i}: {x!r} is not exactly one tile")
+                kinds.append(got[0])
+            elif isinstance(x, (int, np.integer)) and not isinstance(x, bool) and 0 <= int(x) < 42:
+                kinds.append(int(x))
+            else:
+                raise ValueError(f"wall position {i}: {x!r} is not a tile kind (0..41 or notation)")
+    if len(kinds) != NUM_TILES:
+        raise ValueError(f"a wall holds exactly {NUM_TILES} tiles, got {len(kinds)}")
+    counts = np.bincount(np.asarray(kinds, dtype=np.int64), minlength=42)
+    bad = [f"{kind_name(k)}: {counts[k]} (need {COPIES[k]})" for k in range(42) if counts[k] != COPIES[k]]
+    if bad:
+        raise ValueError("a wall must hold every tile of the set exactly once; wrong counts: " + ", ".join(bad))
+    return np.asarray(kinds, dtype=np.int32)
+
+
+def hand_result(buf: np.ndarray, t: int = 0) -> dict:
+    """The result of the last finished hand of table ``t``, as a plain dict."""
+    view = S.numpy_view(buf, t)
+    m = view.m
+    winner = int(m[S.WINNER])
+    bits = int(m[S.SPECIALS])
+    return {
+        "hand_no": int(m[S.HAND_NO]),
+        "dealer": int(m[S.DEALER]),
+        "streak": int(m[S.STREAK]),
+        "winner": None if winner < 0 else winner,
+        "win_type": None if winner < 0 else S.WIN_TYPE_NAMES[int(m[S.WIN_TYPE])],
+        "discarder": None if m[S.DISCARDER] < 0 else int(m[S.DISCARDER]),
+        "flower_points": int(m[S.FLOWER_PTS]),
+        "gold_points": int(m[S.GOLD_PTS]),
+        "specials": [name for i, name in enumerate(S.SPECIAL_NAMES) if bits >> i & 1],
+        "value": int(m[S.VALUE]),
+        "points": [int(x) for x in view.points],
+    }
+
+
+class Game:
+    """One table: reset from a seed or a scripted wall, then ``step`` the acting seat's actions.
+
+    >>> g = Game(); g.reset(seed=1)
+    >>> while not g.done: g.step(int(np.flatnonzero(g.mask)[0]))
+    """
+
+    def __init__(self, rules: str | Rules = DEFAULT_RULES, hands_per_game: int = 1):
+        if not isinstance(hands_per_game, int) or hands_per_game < 1:
+            raise ValueError(f"hands_per_game must be a positive integer, got {hands_per_game!r}")
+        self.rules = load_rules(rules)
+        self.hands_per_game = hands_per_game
+        self.win_table = get_win_table()
+        self.buf = S.new_state(1)
+        E.set_rules(self.buf, 0, self.rules.params)
+        self.view = S.numpy_view(self.buf, 0)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._seat = -1
+        self.seed: int | None = None
+        self.decisions: list[tuple[int, int]] = []
+        self.results: list[dict] = []
+        self.hand_starts: list[dict] = []
+
+    # ---- setup -------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, wall=None, dealer: int | None = None, streak: int = 0) -> None:
+        """Start a game. ``wall`` scripts the first hand (R3); ``dealer`` None = seeded random (R2)."""
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(2, np.uint32).view(np.uint64)[0])
+        lo, hi = split_seed(seed)
+        if dealer is not None and (not isinstance(dealer, (int, np.integer)) or not 0 <= dealer <= 3):
+            raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
+        if not isinstance(streak, (int, np.integer)) or streak < 0:
+            raise ValueError(f"streak must be a non-negative integer, got {streak!r}")
+        scripted = wall is not None
+        if scripted:
+            self.view.wall[:] = parse_wall(wall)
+        self.seed = int(seed)
+        E.table_reset(self.buf, 0, self.win_table, lo, hi, -1 if dealer is None else int(dealer), int(streak), self.hands_per_game, scripted)
+        self.decisions = []
+        self.results = []
+        self.hand_starts = [self._hand_start()]
+        self._refresh()
+
+    def _hand_start(self) -> dict:
+        m = self.view.m
+        return {"wall": [kind_name(int(k)) for k in self.view.wall], "dealer": int(m[S.DEALER]), "streak": int(m[S.STREAK])}
+
+    def _refresh(self) -> None:
+        self._seat = int(E.table_mask(self.buf, 0, self.win_table, self._mask))
+
+    # ---- the current decision ---------------------------------------------------------------
+    @property
+    def seat(self) -> int:
+        """The seat that must act now (-1 once the game is over)."""
+        return self._seat
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Legal actions of the acting seat, ``int8[62]`` (a copy)."""
+        return self._mask.copy()
+
+    @property
+    def legal_actions(self) -> list[int]:
+        return [int(a) for a in np.flatnonzero(self._mask)]
+
+    @property
+    def phase(self) -> str:
+        return S.PHASE_NAMES[int(self.view.m[S.PHASE])]
+
+    @property
+    def done(self) -> bool:
+        return self._seat < 0
+
+    def step(self, action: int) -> int:
+        """Apply ``action`` for the acting seat; returns the engine's STEP_* code.
+
+        Raises :class:`IllegalActionError` naming the seat, the action and the legal choices.
+        """
+        if self.done:
+            raise IllegalActionError("the game is over; call reset()")
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise IllegalActionError(f"seat {self._seat}: action must be an integer, got {action!r}")
+        a = int(action)
+        if not (0 <= a < NUM_ACTIONS) or not self._mask[a]:
+            what = f"action {a} ({action_name(a)})" if 0 <= a < NUM_ACTIONS else f"action {a} (outside 0..61)"
+            legal = ", ".join(f"{x} ({action_name(x)})" for x in self.legal_actions)
+            raise IllegalActionError(f"seat {self._seat} cannot take {what} in phase '{self.phase}'; legal: {legal}")
+        seat = self._seat
+        code = int(E.table_step(self.buf, 0, self.win_table, a))
+        if code == E.STEP_ILLEGAL:  # the mask said legal: an engine bug, never a user error
+            raise RuntimeError(f"engine refused action {a} that its mask allowed (seat {seat})")
+        self.decisions.append((seat, a))
+        if code in (E.STEP_HAND_OVER, E.STEP_GAME_OVER):
+            self.results.append(self.last_result)
+            if code == E.STEP_HAND_OVER:
+                self.hand_starts.append(self._hand_start())
+        self._refresh()
+        return code
+
+    # ---- results and public state -----------------------------------------------------------
+    @property
+    def last_result(self) -> dict:
+        """Result of the last finished hand (winner, win_type, specials, value, points …)."""
+        return hand_result(self.buf, 0)
+
+    @property
+    def result(self) -> dict | None:
+        """Result of the last finished hand, or None before any hand has finished."""
+        return self.results[-1] if self.results else None
+
+    @property
+    def scores(self) -> list[int]:
+        return [int(x) for x in self.view.scores]
+
+    def hand(self, seat: int) -> np.ndarray:
+        """Concealed tile counts of ``seat`` (27 kinds, golds included)."""
+        return self.view.hand[seat].copy()
+
+    def hand_str(self, seat: int) -> str:
+        return format_tiles(self.view.hand[seat])
+
+    def flowers(self, seat: int) -> list[str]:
+        return [kind_name(27 + i) for i in range(15) for _ in range(int(self.view.flowers[seat, i]))]
+
+    def melds(self, seat: int) -> list[dict]:
+        out = []
+        for j in range(int(self.view.n_melds[seat])):
+            t, k, taken, src = (int(x) for x in self.view.meld[seat, j])
+            out.append({"type": S.MELD_NAMES[t], "kind": kind_name(k), "taken": None if taken < 0 else kind_name(taken), "from": None if src < 0 else src})
+        return out
+
+    def discards(self, seat: int) -> list[str]:
+        return [kind_name(int(k)) for k in self.view.disc[seat, : int(self.view.n_disc[seat])]]
+
+    @property
+    def gold(self) -> int:
+        return int(self.view.m[S.GOLD])
+
+    @property
+    def dealer(self) -> int:
+        return int(self.view.m[S.DEALER])
+
+    @property
+    def tiles_left(self) -> int:
+        return int(self.view.m[S.TAIL] - self.view.m[S.HEAD] + 1)
+
+    @property
+    def reserve(self) -> int:
+        m = self.view.m
+        return int(
+            m[S.R_RESERVE_BASE]
+            + m[S.R_RESERVE_EXPOSED_KONG] * m[S.EXP_KONGS]
+            + m[S.R_RESERVE_CONCEALED_KONG] * m[S.CONC_KONGS]
+            + m[S.R_RESERVE_FLOWER_SET] * m[S.FLOWER_SETS]
+        )
+
+    @property
+    def drawable(self) -> int:
+        return self.tiles_left - self.reserve

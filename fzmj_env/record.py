@@ -1,0 +1,104 @@
+"""Game records: save any game as JSON and replay it through the engine, bit for bit.
+
+A record holds the preset, the seed, each hand's wall, dealer and streak, every decision as
+``[seat, action]`` and each hand's result. :func:`replay` re-plays the decisions from the first
+wall and refuses the record (``RecordError``) at the first point where the engine disagrees.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .game import Game, IllegalActionError
+
+RECORD_FORMAT = "fzmj-record"
+RECORD_VERSION = 1
+_KEYS = {"format", "version", "rules", "seed", "hands_per_game", "hands", "decisions", "scores"}
+
+
+class RecordError(ValueError):
+    """A record is corrupted or inconsistent with the engine."""
+
+
+def make_record(game: Game) -> dict:
+    """The record of the game played so far on ``game`` (a JSON-ready dict)."""
+    hands = []
+    for i, start in enumerate(game.hand_starts):
+        hand = dict(start)
+        hand["result"] = game.results[i] if i < len(game.results) else None
+        hands.append(hand)
+    return {
+        "format": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "rules": game.rules.name,
+        "seed": game.seed,
+        "hands_per_game": game.hands_per_game,
+        "hands": hands,
+        "decisions": [[int(s), int(a)] for s, a in game.decisions],
+        "scores": game.scores,
+    }
+
+
+def save_record(record: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def load_record(path: str | Path) -> dict:
+    """Read a record file; raises ``RecordError`` if it is not a record."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON ({exc})") from exc
+    _check_shape(record)
+    return record
+
+
+def _check_shape(record) -> None:
+    if not isinstance(record, dict):
+        raise RecordError("a record must be a JSON object")
+    missing = _KEYS - set(record)
+    if missing:
+        raise RecordError(f"record is missing keys: {', '.join(sorted(missing))}")
+    if record["format"] != RECORD_FORMAT or record["version"] != RECORD_VERSION:
+        raise RecordError(f"unsupported record format {record['format']!r} version {record['version']!r}")
+    if not isinstance(record["hands"], list) or not record["hands"]:
+        raise RecordError("record has no hands")
+    for i, d in enumerate(record["decisions"]):
+        if not (isinstance(d, list) and len(d) == 2 and all(isinstance(x, int) for x in d)):
+            raise RecordError(f"decision {i} must be [seat, action], got {d!r}")
+
+
+def replay(record: dict) -> Game:
+    """Re-play a record through the engine; return the finished ``Game``.
+
+    Raises ``RecordError`` naming the first disagreement: a wall, a seat to act, an illegal
+    action, a hand result, the final scores, or decisions left over or missing.
+    """
+    _check_shape(record)
+    first = record["hands"][0]
+    try:
+        game = Game(record["rules"], hands_per_game=int(record["hands_per_game"]))
+        game.reset(seed=record["seed"], wall=first["wall"], dealer=first["dealer"], streak=first["streak"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise RecordError(f"record cannot start: {exc}") from exc
+    for i, (seat, action) in enumerate(record["decisions"]):
+        if game.done:
+            raise RecordError(f"decision {i}: the game is already over, {len(record['decisions']) - i} decisions left")
+        if seat != game.seat:
+            raise RecordError(f"decision {i}: record says seat {seat} acts, the engine says seat {game.seat}")
+        try:
+            game.step(action)
+        except IllegalActionError as exc:
+            raise RecordError(f"decision {i}: {exc}") from exc
+    if not game.done:
+        raise RecordError(f"the record ends before the game does (seat {game.seat} is still to act)")
+    if len(game.hand_starts) != len(record["hands"]):
+        raise RecordError(f"record has {len(record['hands'])} hands, the replay played {len(game.hand_starts)}")
+    for i, (mine, theirs) in enumerate(zip(make_record(game)["hands"], record["hands"])):
+        for key in ("wall", "dealer", "streak", "result"):
+            if mine[key] != theirs.get(key):
+                raise RecordError(f"hand {i}: {key} differs from the record (replay gives {mine[key]!r})")
+    if game.scores != record["scores"]:
+        raise RecordError(f"final scores differ: record {record['scores']}, replay {game.scores}")
+    return game
