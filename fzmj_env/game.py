@@ -18,6 +18,7 @@ from .rules import DEFAULT_RULES, Rules, load_rules
 from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
 
 MAX_SEED = 2**64 - 1
+_KIND_NAMES = [kind_name(k) for k in range(42)]
 
 
 class IllegalActionError(ValueError):
@@ -69,9 +70,9 @@ def hand_result(buf: np.ndarray, t: int = 0) -> dict:
     winner = int(m[S.WINNER])
     bits = int(m[S.SPECIALS])
     return {
-        "hand_no": int(m[S.HAND_NO]),
-        "dealer": int(m[S.DEALER]),
-        "streak": int(m[S.STREAK]),
+        "hand_no": int(m[S.RES_HAND_NO]),
+        "dealer": int(m[S.RES_DEALER]),
+        "streak": int(m[S.RES_STREAK]),
         "winner": None if winner < 0 else winner,
         "win_type": None if winner < 0 else S.WIN_TYPE_NAMES[int(m[S.WIN_TYPE])],
         "discarder": None if m[S.DISCARDER] < 0 else int(m[S.DISCARDER]),
@@ -128,7 +129,7 @@ class Game:
 
     def _hand_start(self) -> dict:
         m = self.view.m
-        return {"wall": [kind_name(int(k)) for k in self.view.wall], "dealer": int(m[S.DEALER]), "streak": int(m[S.STREAK])}
+        return {"wall": [_KIND_NAMES[k] for k in self.view.wall.tolist()], "dealer": int(m[S.DEALER]), "streak": int(m[S.STREAK])}
 
     def _refresh(self) -> None:
         self._seat = int(E.table_mask(self.buf, 0, self.win_table, self._mask))
@@ -224,6 +225,11 @@ class Game:
     @property
     def dealer(self) -> int:
         return int(self.view.m[S.DEALER])
+
+    @property
+    def streak(self) -> int:
+        """Dealer streak of the hand being played (R2)."""
+        return int(self.view.m[S.STREAK])
 
     @property
     def tiles_left(self) -> int:

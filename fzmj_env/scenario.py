@@ -6,7 +6,7 @@ the gold flip (R5) will take them, and fills every other position with the rest 
 
     wall = make_wall(
         dealer=0,
-        hands={0: "123456789m12345p6p", 1: "11223344556677p8p"},  # dealer 17, others 16
+        hands={0: "123456789m12345678p", 1: "1122334455667788s"},  # dealer 17, others 16
         draws="9s 1s",  # head draws after the deal: wall[65], wall[66], ...
         tail="5m",      # tail draws: wall[143], wall[142], ...
     )
@@ -26,10 +26,11 @@ Where things go (R3):
 So with no flower in any hand, ``tail[0]`` is the gold indicator.
 
 Flowers in the deal, the easy way. ``flowers={seat: "1z 2f"}`` deals those flowers to the
-seat and takes ``hands[seat]`` as the seat's suit tiles AFTER the flower replacement: the
-last ``len(flowers)`` tiles of that hand are put in the tail as the round-1 replacements
-(R4 order: from the dealer in seat order), ahead of ``tail``, which then starts with the
-gold flip. (Do not mix this with flowers written into ``hands``: then script the tail.)
+seat and takes ``hands[seat]`` (or the filler hand, if you leave it out) as the seat's suit
+tiles AFTER the flower replacement: the last ``len(flowers)`` of them are put in the tail as
+the round-1 replacements (R4 order: from the dealer in seat order), ahead of ``tail``, which
+then starts with the gold flip. (Do not mix this with flowers written into ``hands``: then
+script the tail yourself.)
 
 Filler. Every position not named gets a tile of what is left of the set:
 
@@ -47,6 +48,8 @@ Filler. Every position not named gets a tile of what is left of the set:
   instead (still keeping flowers in their block).
 
 Tiles are given as notation (``"123m 5z 1f"``, R1) or as a list of kind indices / names.
+In a list for ``draws`` or ``tail``, ``None`` stands for "any filler suit tile", which lets
+you script a tile far down the wall: ``draws=[None] * 20 + ["7p"]`` makes ``7p`` the 21st draw.
 """
 
 from __future__ import annotations
@@ -69,8 +72,11 @@ _SPREAD = [s * 9 + r for start in range(3) for s in range(3) for r in range(star
 _FLOWER_ORDER = list(range(NUM_SUIT_KINDS, NUM_KINDS))  # 1z..7z, 1f..8f
 
 
-def _tiles(spec, what: str) -> list[int]:
-    """Kinds of ``spec`` (notation string, or a sequence of kinds / one-tile names)."""
+def _tiles(spec, what: str, allow_filler: bool = False) -> list[int]:
+    """Kinds of ``spec`` (notation string, or a sequence of kinds / one-tile names).
+
+    With ``allow_filler``, a ``None`` item stands for a filler suit tile (returned as -1).
+    """
     if spec is None:
         return []
     if isinstance(spec, str):
@@ -80,7 +86,9 @@ def _tiles(spec, what: str) -> list[int]:
             raise ValueError(f"{what}: {exc}") from None
     out = []
     for i, x in enumerate(spec):
-        if isinstance(x, str):
+        if x is None and allow_filler:
+            out.append(-1)
+        elif isinstance(x, str):
             got = parse_tile_list(x)
             if len(got) != 1:
                 raise ValueError(f"{what}: item {i} {x!r} is not exactly one tile")
@@ -142,43 +150,41 @@ def make_wall(
             role = "the dealer" if seat == dealer else "a non-dealer"
             raise ValueError(f"hand of seat {seat} ({role}) must hold {want} tiles, got {len(kinds)}")
         hand_kinds[int(seat)] = kinds
-    head = _tiles(draws, "draws")
-    tl = _tiles(tail, "tail")
-    if flowers:
-        if any(k >= NUM_SUIT_KINDS for kinds in hand_kinds.values() for k in kinds):
-            raise ValueError("flowers=... cannot be mixed with flowers written into hands (script the tail instead)")
-        fl_kinds: dict[int, list[int]] = {}
-        for seat, spec in flowers.items():
-            if seat not in hand_kinds:
-                raise ValueError(f"flowers for seat {seat!r} need that seat's hand in hands (its suit tiles after replacement)")
-            kinds = _tiles(spec, f"flowers of seat {seat}")
-            bad = [kind_name(k) for k in kinds if k < NUM_SUIT_KINDS]
-            if bad:
-                raise ValueError(f"flowers of seat {seat}: {', '.join(bad)} are not flowers (1z-7z, 1f-8f)")
-            if len(kinds) > len(hand_kinds[seat]):
-                raise ValueError(f"flowers of seat {seat}: {len(kinds)} flowers, more than the hand holds")
+    head = _tiles(draws, "draws", allow_filler=True)
+    tl = _tiles(tail, "tail", allow_filler=True)
+    fl_kinds: dict[int, list[int]] = {}
+    for seat, spec in (flowers or {}).items():
+        if not isinstance(seat, (int, np.integer)) or isinstance(seat, bool) or not 0 <= seat <= 3:
+            raise ValueError(f"flowers: {seat!r} is not a seat 0..3")
+        kinds = _tiles(spec, f"flowers of seat {seat}")
+        bad = [kind_name(k) for k in kinds if k < NUM_SUIT_KINDS]
+        if bad:
+            raise ValueError(f"flowers of seat {seat}: {', '.join(bad)} are not flowers (1z-7z, 1f-8f)")
+        if len(kinds) > (17 if seat == dealer else 16):
+            raise ValueError(f"flowers of seat {seat}: {len(kinds)} flowers, more than a hand holds")
+        if any(k >= NUM_SUIT_KINDS for k in hand_kinds.get(int(seat), [])):
+            raise ValueError(
+                f"seat {seat}: give its flowers either in flowers= or in its hand (then script the tail), not both"
+            )
+        if kinds:
             fl_kinds[int(seat)] = kinds
-        replacements = []
-        for i in range(4):  # R4 round 1: from the dealer in seat order
-            seat = (dealer + i) % 4
-            kinds = fl_kinds.get(seat)
-            if kinds:
-                suits = hand_kinds[seat]
-                n = len(suits) - len(kinds)
-                replacements += suits[n:]
-                hand_kinds[seat] = kinds + suits[:n]
-        tl = replacements + tl
-    if DEAL_SIZE + len(head) + len(tl) > NUM_TILES:
+    if fl_kinds and any(k >= NUM_SUIT_KINDS for kinds in hand_kinds.values() for k in kinds):
+        raise ValueError("flowers= cannot be mixed with flowers written into hands: the replacement order would be unknown")
+    n_repl = sum(len(k) for k in fl_kinds.values())
+    if DEAL_SIZE + len(head) + len(tl) + n_repl > NUM_TILES:
         raise ValueError(
-            f"draws ({len(head)}) and tail ({len(tl)}) do not fit: the wall has "
-            f"{NUM_TILES - DEAL_SIZE} tiles after the deal"
+            f"draws ({len(head)}), tail ({len(tl)}) and flower replacements ({n_repl}) do not fit: "
+            f"the wall has {NUM_TILES - DEAL_SIZE} tiles after the deal"
         )
 
     # Copy limits over everything requested (R1), naming where each kind was asked for.
     used = np.zeros(NUM_KINDS, dtype=np.int64)
     where: dict[int, list[str]] = {}
-    parts = [(f"hand of seat {s}", k) for s, k in sorted(hand_kinds.items())] + [("draws", head), ("tail", tl)]
+    parts = [(f"hand of seat {s}", k) for s, k in sorted(hand_kinds.items())]
+    parts += [(f"flowers of seat {s}", k) for s, k in sorted(fl_kinds.items())]
+    parts += [("draws", head), ("tail", tl)]
     for name, kinds in parts:
+        kinds = [k for k in kinds if k >= 0]
         for k in kinds:
             used[k] += 1
         for k in sorted(set(kinds)):
@@ -199,16 +205,36 @@ def make_wall(
 
     missing = [s for s in range(4) if s not in hand_kinds]
     need = sum(17 if s == dealer else 16 for s in missing)
-    if need > len(suit_fill):
+    holes = head.count(-1) + tl.count(-1)
+    if need + holes > len(suit_fill):
         raise ValueError(
-            f"the hands left out (seats {missing}) need {need} suit tiles, only {len(suit_fill)} are left"
+            f"the hands left out (seats {missing}) and the None draws/tail need {need + holes} suit tiles, "
+            f"only {len(suit_fill)} are left"
         )
     pos = 0
     for s in missing:
         n = 17 if s == dealer else 16
         hand_kinds[s] = suit_fill[pos : pos + n]
         pos += n
+    for seq in (head, tl):  # None in draws / tail: the next filler suit tiles
+        for i, k in enumerate(seq):
+            if k < 0:
+                seq[i] = suit_fill[pos]
+                pos += 1
     suit_fill = suit_fill[pos:]
+
+    # flowers=: deal the flowers, the last suit tiles become the round-1 replacements (R4:
+    # from the dealer in seat order), taken from the tail before the scripted tail.
+    replacements: list[int] = []
+    for i in range(4):
+        seat = (dealer + i) % 4
+        kinds = fl_kinds.get(seat)
+        if kinds:
+            suits = hand_kinds[seat]
+            n = len(suits) - len(kinds)
+            replacements += suits[n:]
+            hand_kinds[seat] = kinds + suits[:n]
+    tl = replacements + tl
 
     wall = [-1] * NUM_TILES
     for i in range(4):

@@ -120,9 +120,9 @@ def pass_all(g: Game) -> int:
 
 
 def tsumogiri(g: Game, turns: int | None = None, first_discard: dict[int, str] | None = None) -> int:
-    """Play on: every claim window is passed, every turn discards the tile just drawn (the
-    seat's first turn without a draw discards ``first_discard[seat]``). Stops after ``turns``
-    discards or when the game is over. Returns the last step code."""
+    """Play on: every claim window is passed, every turn discards the tile just drawn (a turn
+    without a draw discards ``first_discard[seat]``, else the seat's lowest tile). Stops after
+    ``turns`` discards or when the game is over. Returns the last step code."""
     first_discard = dict(first_discard or {})
     code = 0
     n = 0
@@ -134,9 +134,10 @@ def tsumogiri(g: Game, turns: int | None = None, first_discard: dict[int, str] |
         last = int(g.view.m[S.LAST_DRAW])
         if seat in first_discard:
             k = K(first_discard.pop(seat))
-        else:
-            assert last >= 0, f"seat {seat} has no drawn tile to discard"
+        elif last >= 0:
             k = last
+        else:
+            k = int(np.flatnonzero(g.hand(seat))[0])
         code = act(g, seat, k)
         n += 1
     return code

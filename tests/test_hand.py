@@ -103,8 +103,9 @@ def bf_golden_pair(counts, gold) -> bool:
 
 
 def bf_golden_dragon(counts, gold) -> bool:
+    """3 golds form their own triplet; any 4th gold (only after 抢金) fills the rest."""
     c, g = split(counts, gold)
-    return g == 3 and bf_complete(c, 0, True)
+    return g >= 3 and bf_complete(c, g - 3, True)
 
 
 def bf_waits(counts, gold) -> list[str]:
@@ -395,6 +396,13 @@ def test_r9_1_batch_kernel_direct_call():
     assert out.tolist() == [True, True]
 
 
+def test_batch_key_word_trick_matches_plain_loop():
+    rng = np.random.default_rng(3)
+    flat = rng.integers(0, 5, size=27 * 200).astype(np.int8)
+    for b in range(0, 27 * 200 - 9, 9):
+        assert H._key9_word(flat, b) == H._key9_loop(flat, b) == sum(int(flat[b + i]) * 5**i for i in range(9))
+
+
 def test_r9_1_hand_picked_wins_without_golds():
     assert is_win("123456789m11p123s", "9s")  # 9s gold, none held
     assert is_win("11m", "3s")  # a lone pair
@@ -431,7 +439,8 @@ def test_r5_pure_gold_hands():
     assert is_win("55m", "5m")
     assert special_shapes("55m", "5m") == {"golden_pair"}
     assert is_win("5555m1p", "5m")
-    assert special_shapes("5555m1p", "5m") == {"golden_pair"}  # 4 golds: not 金龙
+    # 4 golds (only after 抢金): 555m is the dragon triplet, 5m + 1p the pair
+    assert special_shapes("5555m1p", "5m") == {"golden_pair", "golden_dragon"}
     assert special_shapes("555m11p", "5m") == {"golden_pair", "golden_dragon"}
     assert special_shapes("5m", "5m") == {"idle_gold"}  # a lone gold waits on everything
     assert shanten("55m", "5m") == -1
@@ -712,3 +721,10 @@ def test_validation_batch_shapes_only():
         is_win_batch(np.zeros((3, 27)), np.zeros(3, np.int64))
     # no per-hand validation: a 3n hand simply gives an answer
     assert is_win_batch(np.zeros((1, 27), np.int8), np.zeros(1, np.int64)).shape == (1,)
+
+
+def test_r11_3_golden_dragon_with_a_robbed_fourth_gold():
+    """After 抢金 a hand can hold 4 golds (R10): 3 form the dragon triplet, the 4th fills a meld."""
+    # golds 5s x4; other tiles 123m 456m 789p 11p + 99s: 99s + 1 gold = 999s, 3 golds triplet
+    hand = "123m456m789p11p99s5555s"
+    assert special_shapes(hand, "5s") >= {"golden_pair", "golden_dragon"}

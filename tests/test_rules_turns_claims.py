@@ -146,20 +146,20 @@ def test_r8_exposed_kong_from_discard_then_turn_choices():
 
 
 def test_r5_gold_never_used_for_peng_or_kong():
-    # Gold 7p: seat 2 holds three golds, so the 7p discard... is a gold and unclaimable;
-    # use gold 1s instead: seat 2's 1111s are golds -> no concealed kong of 1s, and a
-    # seat with one 8p and golds cannot peng 8p.
+    # Gold 1s. Seat 2 holds one 8p and two golds: no peng (golds never stand in for a claim).
+    # Seat 3 holds 8p 8p and a gold: peng yes, exposed kong no.
     hands = {
         0: "8p 123456789m 1p 2p 3p 5s 6s 7s 8s",
         1: "112233m 445566m 7p 9p 2s 3s",
-        2: "777p 8p 111s 123m 456m 789m",
-        3: "8m 1p 2p 3p 4p 4p 5p 5p 6p 6p 2s 3s 5s 6s 7s 8s",
+        2: "777p 8p 11s 123m 456m 789m 2p",
+        3: "88p 1s 8m 3p 44p 55p 66p 2s 3s 5s 6s 7s",
     }
     g = new_game(dealer=0, hands=hands, tail="1s")
     assert g.gold == K("1s")
-    assert A_SELF_KONG + K("1s") not in g.legal_actions
     discard(g, 0, "8p")
-    assert not (window(g).get(2, set()) & {A_PENG, A_KONG})
+    w = window(g)
+    assert not (w.get(2, set()) & {A_PENG, A_KONG})
+    assert A_PENG in w[3] and A_KONG not in w[3]
 
 
 def test_r5_discarded_gold_is_never_claimable():
@@ -168,7 +168,7 @@ def test_r5_discarded_gold_is_never_claimable():
     hands = {
         0: "1m 123p 456p 789p 123s 456s 7m",  # after 1m: 5 melds? no: 15 + 7m, waits 7m
         1: "9s 112233m 445566m 8p 9p 2s",
-        2: "78s 2p 3p 4p 4p 5p 5p 6p 6p 8m 8m 9m 9m",
+        2: "78s 1s 2s 2p 3p 4p 4p 5p 5p 6p 6p 8m 8m 9m 9m",
         3: "1p 2p 3p 7p 8p 5s 6s 8s 2m 3m 5m 6m 9m 4s 1p 7m",
     }
     g = new_game(dealer=0, hands=hands, draws="4m 5m", tail="9s")
@@ -259,7 +259,7 @@ def test_r8_jiehu_nearest_plain_winner_wins():
     g = _jiehu_game()
     resolve(g, {2: A_HU, 3: A_HU, 0: A_HU})
     r = g.result
-    assert (r["winner"], r["discarder"], r["win_type"]) == (2, "discard"[:0] or 1, "discard")
+    assert (r["winner"], r["discarder"], r["win_type"]) == (2, 1, "discard")
     # no flower, no kong, no gold: V = (0 + 0 + 0 + 5) * 2 + 30 (平胡) = 40, discarder pays
     assert r["value"] == 40
     assert r["points"] == [0, -40, 40, 0]

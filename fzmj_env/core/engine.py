@@ -64,6 +64,9 @@ from .state import (
     PH_TURN,
     PHASE,
     R_RESERVE_BASE,
+    RES_DEALER,
+    RES_HAND_NO,
+    RES_STREAK,
     R_RESERVE_CONCEALED_KONG,
     R_RESERVE_EXPOSED_KONG,
     R_RESERVE_FLOWER_SET,
@@ -318,6 +321,9 @@ def end_hand(tb, wt):
     for s in range(4):
         tb.scores[s] += tb.points[s]
     m[HAND_ACTIVE] = 0
+    m[RES_HAND_NO] = m[HAND_NO]
+    m[RES_DEALER] = m[DEALER]
+    m[RES_STREAK] = m[STREAK]
     if m[HAND_NO] + 1 >= m[HANDS_PER_GAME]:
         m[PHASE] = PH_OVER
         m[CUR] = -1

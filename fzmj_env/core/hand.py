@@ -363,13 +363,14 @@ def is_golden_pair_counts(win_table, counts, gold):
 
 @njit(cache=True)
 def is_golden_dragon_counts(win_table, counts, gold):
-    """金龙 (R11.3): exactly 3 golds, and the other tiles win with no gold at all, so the
-    3 golds are their own triplet. Every 金龙 hand is also 金雀: the real pair plus one gold
-    makes a triplet and the other two golds are the pair."""
-    if counts[gold] != 3:
+    """金龙 (R11.3): the hand holds 3 golds and the other tiles win with the 3 golds as their
+    own triplet, i.e. without those 3 golds. In play a hand can hold 4 golds only after 抢金
+    (3 golds + the robbed indicator); then the 4th gold may fill a slot of the rest. Every
+    金龙 hand is also 金雀: the real pair plus one gold makes a triplet and two golds pair."""
+    if counts[gold] < 3:
         return False
     k0, k1, k2 = suit_keys(counts, gold)
-    return _need3(win_table, k0, k1, k2) == 0
+    return _need3(win_table, k0, k1, k2) <= counts[gold] - 3
 
 
 @njit(cache=True)

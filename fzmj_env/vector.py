@@ -1,0 +1,296 @@
+"""The batched self-play environment: B tables stepped inside Numba with one Python call.
+
+Each call of :meth:`VectorEnv.step` applies one action per table (for the seat that must act
+there), advances every table to its next decision, resets finished games with the next seed
+of the table's own seed sequence, and writes the next observations, masks and acting seats
+into preallocated buffers. There is no Python loop over tables; the rules are the engine's
+(``core/engine.py``) and the observation is the AEC env's encoder (``encode.py``, v1).
+
+Self-play bookkeeping: ``info["acted_seat"]`` says which seat took each action, and
+``info["pending_reward"]`` gives, for the seat that must act next at each table, the reward
+it received since its own previous decision (to be credited to that previous decision).
+When a game ends, ``info["final_reward"][t]`` holds every seat's reward since its last
+decision (the game's last rewards included), and the table's new game starts with nothing
+pending.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from .actions import NUM_ACTIONS, action_name
+from .core import engine as E
+from .core import state as S
+from .core.hand import get_win_table
+from .encode import NUM_CHANNELS, encode_v1
+from .encode import ORACLE_CHANNELS, oracle_v1
+from .game import split_seed
+from .rules import DEFAULT_RULES, Rules, load_rules
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True)
+def game_seed(base_seed, table, game):
+    """Seed of the ``game``-th game of ``table``: a hash of (base seed, table, game)."""
+    z = E.mix64(np.uint64(base_seed) + _GAMMA * np.uint64(table + 1))
+    return E.mix64(z ^ (_GAMMA * np.uint64(game + 1)))
+
+
+@njit(cache=True)
+def _start_game(tb, wt, seed, hands_per_game):
+    tb.m[S.SEED_LO] = np.int32(np.int64(seed & np.uint64(0xFFFFFFFF)))  # truncation keeps the bits
+    tb.m[S.SEED_HI] = np.int32(np.int64(seed >> np.uint64(32)))
+    E.reset_table(tb, wt, -1, 0, hands_per_game, False)
+
+
+@njit(cache=True)
+def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
+    """Mask, observation (and oracle) of the acting seat of one table; hands over its pending reward."""
+    E.legal_mask(tb, wt, mask[t])
+    s = E.acting_seat(tb)
+    seat_out[t] = s
+    encode_v1(tb, s, obs[t])
+    if oracle:
+        oracle_v1(tb, s, oracle_out[t])
+    pending_out[t] = pending[t, s]
+    pending[t, s] = 0.0
+
+
+@njit(cache=True)
+def _reset_one(buf, wt, t, base_seed, games, hands_per_game):
+    _start_game(buf[t], wt, game_seed(base_seed, t, games[t]), hands_per_game)
+    games[t] += 1
+
+
+_RESULT_SLOTS = (S.WINNER, S.WIN_TYPE, S.DISCARDER, S.FLOWER_PTS, S.GOLD_PTS, S.SPECIALS, S.VALUE, S.RES_HAND_NO,
+                 S.RES_DEALER, S.RES_STREAK)
+
+
+@njit(cache=True)
+def _copy_result(tb, out):
+    """Result of the hand that just ended: the _RESULT_SLOTS, then points[4] (see ``results_of``)."""
+    m = tb.m
+    for i in range(len(_RESULT_SLOTS)):
+        out[i] = m[_RESULT_SLOTS[i]]
+    for s in range(4):
+        out[10 + s] = tb.points[s]
+
+
+@njit(cache=True)
+def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewards, done, hand_over, pending, final,
+              results):
+    """One table's step (its finished hand's result copied before any reset); then observe it."""
+    tb = buf[t]
+    for s in range(4):
+        rewards[t, s] = 0.0
+        final[t, s] = 0.0
+    done[t] = False
+    hand_over[t] = False
+    code = E.apply_action(tb, wt, action)
+    if code == E.STEP_HAND_OVER or code == E.STEP_GAME_OVER:
+        hand_over[t] = True
+        _copy_result(tb, results[t])
+        for s in range(4):
+            r = tb.points[s] * scale
+            rewards[t, s] = r
+            pending[t, s] += r
+    if code == E.STEP_GAME_OVER:
+        done[t] = True
+        for s in range(4):
+            final[t, s] = pending[t, s]
+            pending[t, s] = 0.0
+        _reset_one(buf, wt, t, base_seed, games, hands_per_game)
+
+
+@njit(cache=True)
+def _step_serial(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                 mask, obs, seat_out, oracle, oracle_out, pending_out, results):
+    for t in range(buf.shape[0]):
+        _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                  results)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+
+
+@njit(cache=True, parallel=True)
+def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                   mask, obs, seat_out, oracle, oracle_out, pending_out, results):
+    for t in prange(buf.shape[0]):
+        _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                  results)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+
+
+@njit(cache=True)
+def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs, seat_out, oracle, oracle_out,
+               pending, pending_out):
+    for t in range(buf.shape[0]):
+        games[t] = 0
+        for s in range(4):
+            pending[t, s] = 0.0
+        if use_first:  # game 0 of table t uses exactly first_seeds[t] (like Game.reset(seed=...))
+            _start_game(buf[t], wt, first_seeds[t], hpg)
+            games[t] = 1
+        else:
+            _reset_one(buf, wt, t, base_seed, games, hpg)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+
+
+class VectorEnv:
+    """B Fuzhou tables stepped together (same engine and v1 encoder as the AEC env).
+
+    >>> env = VectorEnv(1024, seed=0)
+    >>> obs, mask, seat = env.reset()
+    >>> obs, mask, seat, rewards, done, info = env.step(actions)   # actions: (B,) ints
+    """
+
+    def __init__(
+        self,
+        num_tables: int,
+        rules: str | Rules = DEFAULT_RULES,
+        seed: int = 0,
+        hands_per_game: int = 1,
+        oracle: bool = False,
+        reward_scale: float = 1.0,
+        num_threads: int = 1,
+    ):
+        if not isinstance(num_tables, (int, np.integer)) or num_tables < 1:
+            raise ValueError(f"num_tables must be a positive integer, got {num_tables!r}")
+        if not isinstance(hands_per_game, (int, np.integer)) or hands_per_game < 1:
+            raise ValueError(f"hands_per_game must be a positive integer, got {hands_per_game!r}")
+        if not isinstance(num_threads, (int, np.integer)) or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
+        if num_threads > numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"num_threads={num_threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba can use here")
+        split_seed(seed)  # validates
+        B = int(num_tables)
+        self.num_tables = B
+        self.rules = load_rules(rules)
+        self.seed = int(seed)
+        self.hands_per_game = int(hands_per_game)
+        self.oracle = bool(oracle)
+        self.reward_scale = float(reward_scale)
+        self.num_threads = int(num_threads)
+        self.num_actions = NUM_ACTIONS
+        self.obs_shape = (NUM_CHANNELS, 27)
+        self._wt = get_win_table()
+        self.buf = S.new_state(B)
+        for t in range(B):
+            E.set_rules(self.buf, t, self.rules.params)
+        self._games = np.zeros(B, dtype=np.int64)
+        self._obs = np.zeros((B, NUM_CHANNELS, 27), dtype=np.int8)
+        self._oracle = np.zeros((B if oracle else 1, ORACLE_CHANNELS, 27), dtype=np.int8)
+        self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
+        self._seat = np.zeros(B, dtype=np.int64)
+        self._rewards = np.zeros((B, 4), dtype=np.float32)
+        self._final = np.zeros((B, 4), dtype=np.float32)
+        self._pending = np.zeros((B, 4), dtype=np.float32)
+        self._pending_out = np.zeros(B, dtype=np.float32)
+        self._done = np.zeros(B, dtype=np.bool_)
+        self._hand_over = np.zeros(B, dtype=np.bool_)
+        self._results = np.zeros((B, 14), dtype=np.int32)
+        self._ready = False
+
+    # ------------------------------------------------------------------------------------------
+    def reset(self, seeds=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start a game on every table. Returns ``(obs (B,C,27) int8, mask (B,62) int8, seat (B,))``.
+
+        Game k of table t uses seed ``game_seed(seed, t, k)``; with ``seeds`` (B integers in
+        0..2**64-1), game 0 of table t uses ``seeds[t]`` itself, exactly like
+        ``Game.reset(seed=seeds[t])`` (duplicate evaluation, comparisons with the AEC env).
+        The arrays are the env's own buffers, overwritten by the next call: copy what you keep.
+        """
+        if seeds is None:
+            first = np.zeros(self.num_tables, dtype=np.uint64)
+        else:
+            seeds = np.asarray(seeds)
+            if seeds.shape != (self.num_tables,):
+                raise ValueError(f"seeds must have shape ({self.num_tables},), got {seeds.shape}")
+            if not np.issubdtype(seeds.dtype, np.integer) or (seeds.dtype.kind == "i" and (seeds < 0).any()):
+                raise ValueError("seeds must be non-negative integers")
+            first = seeds.astype(np.uint64)
+        _reset_all(self.buf, self._wt, np.uint64(self.seed), first, seeds is not None, self._games, self.hands_per_game,
+                   self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending, self._pending_out)
+        self._ready = True
+        return self._obs, self._mask, self._seat
+
+    def step(self, actions: np.ndarray):
+        """Apply one action per table. Returns ``(obs, mask, seat, rewards (B,4), done (B,), info)``.
+
+        ``rewards[t, s]``: seat ``s``'s score change at this step (a hand ended), times
+        ``reward_scale``. ``done[t]``: the game at table t ended at this step (its next game is
+        already dealt in the returned obs). ``info`` holds ``acted_seat``, ``pending_reward``,
+        ``final_reward``, ``hand_over`` and ``results`` (see :func:`results_of`), plus
+        ``oracle`` if enabled. Raises ``ValueError`` naming the first illegal (table, seat, action).
+        """
+        if not self._ready:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_tables,):
+            raise ValueError(f"actions must have shape ({self.num_tables},), got {actions.shape}")
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
+        actions = actions.astype(np.int64, copy=False)
+        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = in_range.copy()
+        legal[in_range] = self._mask[np.flatnonzero(in_range), actions[in_range]] == 1
+        if not legal.all():
+            t = int(np.flatnonzero(~legal)[0])
+            a = int(actions[t])
+            name = action_name(a) if 0 <= a < NUM_ACTIONS else "out of range 0..61"
+            raise ValueError(
+                f"illegal action at table {t}: seat {int(self._seat[t])} cannot take action {a} ({name}); "
+                f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int((~legal).sum())} illegal in this batch)"
+            )
+        acted = self._seat.copy()
+        kernel = _step_parallel if self.num_threads > 1 else _step_serial
+        if self.num_threads > 1:
+            numba.set_num_threads(self.num_threads)
+        kernel(self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
+               np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending, self._final,
+               self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out, self._results)
+        info = {
+            "acted_seat": acted,
+            "pending_reward": self._pending_out,
+            "final_reward": self._final,
+            "hand_over": self._hand_over,
+            "results": self._results,
+        }
+        if self.oracle:
+            info["oracle"] = self._oracle
+        return self._obs, self._mask, self._seat, self._rewards, self._done, info
+
+    @property
+    def games_started(self) -> np.ndarray:
+        """Games started so far per table (the next game of table t uses seed index games_started[t])."""
+        return self._games.copy()
+
+
+def results_of(info: dict) -> list[dict]:
+    """The hands that ended at a step, as dicts like ``Game.result`` (plus ``table``)."""
+    from .core.state import SPECIAL_NAMES, WIN_TYPE_NAMES
+
+    out = []
+    res = info["results"]
+    for t in np.flatnonzero(info["hand_over"]):
+        r = res[t]
+        winner = int(r[0])
+        out.append(
+            {
+                "table": int(t),
+                "winner": None if winner < 0 else winner,
+                "win_type": None if winner < 0 else WIN_TYPE_NAMES[int(r[1])],
+                "discarder": None if r[2] < 0 else int(r[2]),
+                "flower_points": int(r[3]),
+                "gold_points": int(r[4]),
+                "specials": [name for i, name in enumerate(SPECIAL_NAMES) if int(r[5]) >> i & 1],
+                "value": int(r[6]),
+                "hand_no": int(r[7]),
+                "dealer": int(r[8]),
+                "streak": int(r[9]),
+                "points": [int(x) for x in r[10:14]],
+            }
+        )
+    return out
