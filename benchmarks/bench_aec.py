@@ -19,8 +19,6 @@ import random
 import statistics
 import time
 
-import numpy as np
-
 
 def play(env, n_steps: int, seed: int, hands_per_game: int = 1) -> dict:
     rng = random.Random(seed)
@@ -33,7 +31,7 @@ def play(env, n_steps: int, seed: int, hands_per_game: int = 1) -> dict:
             if term or trunc:
                 action = None
             else:
-                legal = np.flatnonzero(obs["action_mask"])
+                legal = obs["action_mask"].nonzero()[0]
                 action = int(legal[rng.randrange(len(legal))])
                 steps += 1
             env.step(action)
@@ -83,7 +81,9 @@ def main(argv=None) -> None:
     if args.json:
         print(json.dumps(out))
         return
-    print(f"random legal play through env() (wrappers, observations), median of {args.repeats} runs x {args.steps} steps")
+    print(
+        f"random legal play through env() (wrappers, observations), median of {args.repeats} runs x {args.steps} steps"
+    )
     print(f"{'env':<18}{'steps/s':>12}{'hands/s':>12}{'steps/hand':>12}")
     for name in ("fzmj_v0", "connect_four_v3"):
         r = out.get(name)

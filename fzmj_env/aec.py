@@ -86,11 +86,15 @@ class FastDiscrete(spaces.Discrete):
     ``AssertOutOfBoundsWrapper`` calls ``contains`` on every step; gymnasium's costs ~8 µs.
     """
 
+    def __init__(self, n, seed=None, start=0, dtype=np.int64):
+        super().__init__(n, seed=seed, start=start, dtype=dtype)
+        self._lo, self._hi = int(self.start), int(self.start) + int(self.n)
+
     def contains(self, x) -> bool:
         if isinstance(x, int):
-            return _I64_MIN <= x <= _I64_MAX and int(self.start) <= x < int(self.start) + int(self.n)
+            return _I64_MIN <= x <= _I64_MAX and self._lo <= x < self._hi
         if isinstance(x, (np.generic, np.ndarray)) and x.dtype.kind in "iu" and x.shape == ():
-            return int(self.start) <= int(x) < int(self.start) + int(self.n) and np.can_cast(x.dtype, self.dtype)
+            return self._lo <= int(x) < self._hi and np.can_cast(x.dtype, self.dtype)
         return False
 
 
@@ -98,13 +102,51 @@ _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 class _Forward:
-    """Per-step attributes read straight from the raw env (``self._raw``), not via ``__getattr__``.
-
-    Before ``reset`` the ones ``OrderEnforcingWrapper`` guards raise ``AttributeError`` as it does.
-    """
+    """Per-step attributes read straight from the raw env (``self._raw``), not via ``__getattr__``."""
 
     _raw: raw_env
-    _has_reset = True  # OrderEnforcingWrapper keeps its own per instance
+
+    @property
+    def agent_selection(self):
+        return self._raw.agent_selection
+
+    @property
+    def agents(self):
+        return self._raw.agents
+
+    @property
+    def possible_agents(self):
+        return self._raw.possible_agents
+
+    @property
+    def terminations(self):
+        return self._raw.terminations
+
+    @property
+    def truncations(self):
+        return self._raw.truncations
+
+    @property
+    def rewards(self):
+        return self._raw.rewards
+
+    @property
+    def infos(self):
+        return self._raw.infos
+
+    @property
+    def _cumulative_rewards(self):
+        return self._raw._cumulative_rewards
+
+    def action_space(self, agent):
+        return self._raw.action_spaces[agent]
+
+    def observation_space(self, agent):
+        return self._raw.observation_spaces[agent]
+
+
+class _GuardedForward(_Forward):
+    """As ``_Forward``; before ``reset`` the attributes ``OrderEnforcingWrapper`` guards raise as it does."""
 
     @property
     def agent_selection(self):
@@ -117,10 +159,6 @@ class _Forward:
         if self._has_reset:
             return self._raw.agents
         raise AttributeError("agents cannot be accessed before reset")
-
-    @property
-    def possible_agents(self):
-        return self._raw.possible_agents
 
     @property
     def terminations(self):
@@ -146,16 +184,6 @@ class _Forward:
             return self._raw.infos
         raise AttributeError("infos cannot be accessed before reset")
 
-    @property
-    def _cumulative_rewards(self):
-        return self._raw._cumulative_rewards
-
-    def action_space(self, agent):
-        return self._raw.action_spaces[agent]
-
-    def observation_space(self, agent):
-        return self._raw.observation_spaces[agent]
-
 
 class _TerminateIllegal(_Forward, wrappers.TerminateIllegalWrapper):
     def __init__(self, env, illegal_reward):
@@ -169,7 +197,7 @@ class _AssertOutOfBounds(_Forward, wrappers.AssertOutOfBoundsWrapper):
         self._raw = env.unwrapped
 
 
-class _OrderEnforcing(_Forward, wrappers.OrderEnforcingWrapper):
+class _OrderEnforcing(_GuardedForward, wrappers.OrderEnforcingWrapper):
     def __init__(self, env):
         super().__init__(env)
         self._raw = env.unwrapped
@@ -218,14 +246,14 @@ class raw_env(AECEnv, EzPickle):
         self._buf = self.game.buf
         self._wt = self.game.win_table
         self._rng: np.random.Generator | None = None
-        self._obs = None  # cached observation dict of the acting agent
+        self._obs = None  # cached observation dict of the acting agent, ``self._obs_agent``
+        self._obs_agent = None
         self._seat = -1
         self._rewards_dirty = False
-        self._oracle_buf = None
 
     # ---- observations ----------------------------------------------------------------------
     def observe(self, agent):
-        if agent == self.agent_selection and self._obs is not None:
+        if agent == self._obs_agent:
             return self._obs
         seat = self.agent_name_mapping[agent]
         obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
@@ -283,10 +311,10 @@ class raw_env(AECEnv, EzPickle):
         if code >= STEP_HAND_OVER:
             self._hand_over(code)
         if nxt >= 0:
-            self.agent_selection = AGENTS[nxt]
+            self.agent_selection = self._obs_agent = AGENTS[nxt]
             self._obs = {"observation": new_obs, "action_mask": new_mask}
         else:
-            self._obs = None
+            self._obs = self._obs_agent = None
         if self.oracle:
             self._update_oracle()
         if self.render_mode == "human":
@@ -297,7 +325,9 @@ class raw_env(AECEnv, EzPickle):
         seat = self._seat
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise IllegalActionError(f"player_{seat}: action must be an integer in 0..{NUM_ACTIONS - 1}, got {a!r}")
-        what = f"action {a} ({action_name(a)})" if 0 <= a < NUM_ACTIONS else f"action {a} (outside 0..{NUM_ACTIONS - 1})"
+        what = (
+            f"action {a} ({action_name(a)})" if 0 <= a < NUM_ACTIONS else f"action {a} (outside 0..{NUM_ACTIONS - 1})"
+        )
         legal = ", ".join(f"{x} ({action_name(x)})" for x in np.flatnonzero(self._obs["action_mask"]))
         raise IllegalActionError(f"player_{seat} cannot take {what} in phase '{self.game.phase}'; legal: {legal}")
 
@@ -337,7 +367,9 @@ class raw_env(AECEnv, EzPickle):
         options = dict(options or {})
         unknown = set(options) - _RESET_OPTIONS
         if unknown:  # PettingZoo's api_test passes arbitrary options: warn, do not fail
-            warnings.warn(f"ignoring unknown reset option(s) {sorted(unknown)}; known: {sorted(_RESET_OPTIONS)}", stacklevel=2)
+            warnings.warn(
+                f"ignoring unknown reset option(s) {sorted(unknown)}; known: {sorted(_RESET_OPTIONS)}", stacklevel=2
+            )
         if seed is not None:
             if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= int(seed) <= MAX_SEED:
                 raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
@@ -348,7 +380,9 @@ class raw_env(AECEnv, EzPickle):
                 self._rng = np.random.default_rng()
             game_seed = int(self._rng.integers(0, MAX_SEED, dtype=np.uint64, endpoint=True))
         game = self.game
-        game.reset(seed=game_seed, wall=options.get("wall"), dealer=options.get("dealer"), streak=options.get("streak", 0))
+        game.reset(
+            seed=game_seed, wall=options.get("wall"), dealer=options.get("dealer"), streak=options.get("streak", 0)
+        )
 
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -365,7 +399,7 @@ class raw_env(AECEnv, EzPickle):
         self._seat = seat
         game._seat = seat
         game._mask = mask
-        self.agent_selection = AGENTS[seat]
+        self.agent_selection = self._obs_agent = AGENTS[seat]
         self._obs = {"observation": obs, "action_mask": mask}
         if self.oracle:
             self._update_oracle()
@@ -427,9 +461,7 @@ class raw_env(AECEnv, EzPickle):
                     n = 3 if t == S.MELD_PENG else 4
                     melds.append(f"[{tiles([k] * n)} {S.MELD_NAMES[t]} ←p{src}]")
             nd = int(v.n_disc[s])
-            disc = "".join(
-                kind_glyph(int(v.disc[s, i])) + ("*" if v.disc_claimed[s, i] else "") for i in range(nd)
-            )
+            disc = "".join(kind_glyph(int(v.disc[s, i])) + ("*" if v.disc_claimed[s, i] else "") for i in range(nd))
             lines.append(head)
             lines.append(f"  flowers ({len(fl)}): {tiles(fl) or '-'}")
             lines.append(f"  melds: {' '.join(melds) or '-'}")
@@ -437,7 +469,9 @@ class raw_env(AECEnv, EzPickle):
         hand = v.hand[seat]
         kinds = [k for k in range(27) for _ in range(int(hand[k]))]
         lines.append(
-            f"hand of player_{seat}: {tiles(kinds)}  ({g.hand_str(seat)}; {int(hand[gold])} gold)" if kinds else f"hand of player_{seat}: -"
+            f"hand of player_{seat}: {tiles(kinds)}  ({g.hand_str(seat)}; {int(hand[gold])} gold)"
+            if kinds
+            else f"hand of player_{seat}: -"
         )
         if over:
             res = hand_result(self._buf, 0)

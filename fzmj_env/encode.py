@@ -25,7 +25,6 @@ call, for the AEC env).
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from .core.engine import acting_seat, drawable, legal_mask, reserve, step, tiles_left
@@ -48,12 +47,12 @@ from .core.state import (
     HEAD,
     HEAVENLY_OK,
     LAST_DRAW,
-    N_ASK,
     MELD_ADDED_KONG,
     MELD_CHI,
     MELD_CONCEALED_KONG,
     MELD_EXPOSED_KONG,
     MELD_PENG,
+    N_ASK,
     PH_CLAIM,
     PH_OVER,
     PH_TURN,
@@ -119,17 +118,37 @@ _REL = ("self", "next (下家)", "opposite", "previous (上家)")
 def _planes() -> list[tuple[str, str]]:
     p: list[tuple[str, str]] = []
     for i in range(4):
-        p.append((f"hand_ge{i + 1}", f"own concealed tiles: count of the kind >= {i + 1} (golds included, as tiles of the gold kind)"))
+        p.append(
+            (
+                f"hand_ge{i + 1}",
+                f"own concealed tiles: count of the kind >= {i + 1} (golds included, as tiles of the gold kind)",
+            )
+        )
     p.append(("gold_kind", "one-hot: the gold kind (R5)"))
     p.append(("own_golds", "thermometer: column j = 1 if this seat holds more than j golds"))
     p.append(("own_passed", "this seat's 过水 kinds (R9.4): kinds it may not win on by discard until it next discards"))
-    p.append(("own_concealed_kongs", "kinds of this seat's own concealed kongs (only its own: other seats' kinds are hidden)"))
-    p.append(("last_draw", "one-hot: the tile this seat just drew (or its kong replacement); only at its own turn (phase turn)"))
+    p.append(
+        (
+            "own_concealed_kongs",
+            "kinds of this seat's own concealed kongs (only its own: other seats' kinds are hidden)",
+        )
+    )
+    p.append(
+        (
+            "last_draw",
+            "one-hot: the tile this seat just drew (or its kong replacement); only at its own turn (phase turn)",
+        )
+    )
     for r in range(4):
         pre = f"r{r}_"
         who = f"relative seat {r} ({_REL[r]})"
         for i in range(4):
-            p.append((f"{pre}meld_ge{i + 1}", f"{who}: tiles of the kind in its open melds (chi, peng, exposed/added kong) >= {i + 1}"))
+            p.append(
+                (
+                    f"{pre}meld_ge{i + 1}",
+                    f"{who}: tiles of the kind in its open melds (chi, peng, exposed/added kong) >= {i + 1}",
+                )
+            )
         p.append((f"{pre}peng", f"{who}: kinds it holds as a peng (not yet an added kong)"))
         p.append((f"{pre}kong", f"{who}: kinds it holds as an exposed or added kong"))
         p.append((f"{pre}taken", f"{who}: kinds of the tiles it took from a discard into a meld"))
@@ -137,7 +156,9 @@ def _planes() -> list[tuple[str, str]]:
             p.append((f"{pre}disc_ge{i + 1}", f"{who}: its discards of the kind (claimed ones included) >= {i + 1}"))
         p.append((f"{pre}claimed", f"{who}: kinds of its discards that were claimed by another seat"))
         for i in range(4):
-            p.append((f"{pre}recent{i}", f"{who}: one-hot of its {['last', '2nd last', '3rd last', '4th last'][i]} discard"))
+            p.append(
+                (f"{pre}recent{i}", f"{who}: one-hot of its {['last', '2nd last', '3rd last', '4th last'][i]} discard")
+            )
         p.append(
             (
                 f"{pre}flowers",
@@ -146,7 +167,9 @@ def _planes() -> list[tuple[str, str]]:
             )
         )
         p.append((f"{pre}honor_flowers", f"{who}: columns 0–6 = honor flower 1z..7z count >= 2; columns 7–13 = >= 3"))
-        p.append((f"{pre}flower_count", f"{who}: thermometer of its number of flowers (column j = count > j, capped at 27)"))
+        p.append(
+            (f"{pre}flower_count", f"{who}: thermometer of its number of flowers (column j = count > j, capped at 27)")
+        )
         p.append(
             (
                 f"{pre}flags",

@@ -54,7 +54,7 @@ you script a tile far down the wall: ``draws=[None] * 20 + ["7p"]`` makes ``7p``
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -169,7 +169,9 @@ def make_wall(
         if kinds:
             fl_kinds[int(seat)] = kinds
     if fl_kinds and any(k >= NUM_SUIT_KINDS for kinds in hand_kinds.values() for k in kinds):
-        raise ValueError("flowers= cannot be mixed with flowers written into hands: the replacement order would be unknown")
+        raise ValueError(
+            "flowers= cannot be mixed with flowers written into hands: the replacement order would be unknown"
+        )
     n_repl = sum(len(k) for k in fl_kinds.values())
     if DEAL_SIZE + len(head) + len(tl) + n_repl > NUM_TILES:
         raise ValueError(
@@ -191,7 +193,9 @@ def make_wall(
             where.setdefault(k, []).append(f"{name}: {kinds.count(k)}")
     over = [k for k in range(NUM_KINDS) if used[k] > COPIES[k]]
     if over:
-        msgs = [f"{kind_name(k)} requested {used[k]} times ({', '.join(where[k])}), the set has {COPIES[k]}" for k in over]
+        msgs = [
+            f"{kind_name(k)} requested {used[k]} times ({', '.join(where[k])}), the set has {COPIES[k]}" for k in over
+        ]
         raise ValueError("too many copies: " + "; ".join(msgs))
 
     pool = COPIES.astype(np.int64) - used
@@ -201,7 +205,9 @@ def make_wall(
     else:
         rng = np.random.default_rng(seed)
         suit_fill = [int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS), pool[:NUM_SUIT_KINDS]))]
-        flower_fill = [int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS, NUM_KINDS), pool[NUM_SUIT_KINDS:]))]
+        flower_fill = [
+            int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS, NUM_KINDS), pool[NUM_SUIT_KINDS:]))
+        ]
 
     missing = [s for s in range(4) if s not in hand_kinds]
     need = sum(17 if s == dealer else 16 for s in missing)

@@ -125,7 +125,7 @@ def test_observations_are_not_overwritten_by_later_steps():
 def test_pickle_round_trip():
     e = fzmj_env.env(hands_per_game=2, reward_scale=0.5, record=True)
     e2 = pickle.loads(pickle.dumps(e))
-    u, u2 = e.unwrapped, e2.unwrapped
+    u2 = e2.unwrapped
     assert (u2.game.hands_per_game, u2.reward_scale, u2.record) == (2, 0.5, True)
     for x in (e, e2):
         x.reset(seed=11)
@@ -163,6 +163,12 @@ def test_illegal_action_wrapped_terminates_with_penalty():
         e.step(bad)
     assert all(e.terminations.values())
     assert e.rewards[agent] == -1 and all(e.rewards[a] == 0 for a in AGENTS if a != agent)
+    for a in AGENTS:  # each agent still observes its own seat (the acting agent's cache is not reused)
+        ref = np.zeros((X.NUM_CHANNELS, 27), np.int8)
+        X.encode_table(e.unwrapped.game.buf, 0, AGENTS.index(a), ref)
+        assert np.array_equal(e.observe(a)["observation"], ref)
+    _, total, _ = play_out(e, None)  # only dead steps are left
+    assert total[agent] == -1
     with pytest.raises(AssertionError):
         e2 = fzmj_env.env()
         e2.reset(seed=1)
@@ -200,7 +206,7 @@ def test_seeding_matches_game_and_continues_the_stream():
 @pytest.mark.parametrize("hands", [1, 3])
 def test_env_and_game_agree_action_for_action(hands):
     e = fzmj_env.env(hands_per_game=hands, reward_scale=2.0)
-    n_games = 12 if hands == 1 else 4
+    n_games = 60 if hands == 1 else 12
     for gi in range(n_games):
         seed = 1000 + gi
         e.reset(seed=seed)
@@ -230,7 +236,7 @@ def test_env_and_game_agree_action_for_action(hands):
                 results.append(res)
         assert g.done
         assert results == g.results and len(results) == hands
-        assert total == {a: 2.0 * s for a, s in zip(AGENTS, g.scores)}
+        assert total == {a: 2.0 * s for a, s in zip(AGENTS, g.scores, strict=True)}
         assert sum(total.values()) == 0
 
 

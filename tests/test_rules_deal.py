@@ -73,19 +73,17 @@ def test_r4_flower_rounds_exact_tail_tiles_per_seat():
         3: "99p345678s345678s12s",  # no flower
         0: "3z2f" + "678m9m1234p5678p9p7s",  # 2 flowers + 14 suit
     }
-    tail = [
-        # round 1 (all seats from the dealer): seat 1 takes 2, seat 2 takes 1, seat 0 takes 2
-        "1m", "4z",  # seat 1: a suit tile, then a flower -> seat 1 plays round 2
-        "2m",  # seat 2: suit only -> done
-        "3f", "3m",  # seat 0: a flower first -> seat 0 plays round 2
-        # round 2: only seats 1 and 0, still from the dealer (seat 1 first)
-        "5z",  # seat 1 replaces 4z with a flower -> round 3
-        "4m",  # seat 0 replaces 3f
-        # round 3: seat 1 only
-        "5m",
-        # gold flip (R5): flowers go to the dealer without replacement, then the indicator
-        "6z", "4f", "9s",
-    ]
+    tail = " ".join(
+        [
+            "1m 4z",  # round 1 (every seat, from the dealer): seat 1 draws a flower -> round 2
+            "2m",  # round 1, seat 2: suit only -> done
+            "3f 3m",  # round 1, seat 0: a flower -> round 2
+            "5z",  # round 2 (seats 1 and 0, dealer first): seat 1 replaces 4z, a flower again
+            "4m",  # round 2, seat 0 replaces 3f
+            "5m",  # round 3: seat 1 only
+            "6z 4f 9s",  # gold flip (R5): flowers to the dealer, no replacement; gold 9s
+        ]
+    )
     g = new_game(dealer=1, hands=hands, tail=tail)
     assert g.flowers(1) == sorted(["1z", "1f", "4z", "5z", "6z", "4f"], key=K)
     assert g.flowers(2) == ["2z"]

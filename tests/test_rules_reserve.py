@@ -8,7 +8,6 @@ N = 18, D = 42 - 18 = 24.
 
 from __future__ import annotations
 
-import pytest
 from rules_helpers import A_HU, A_KONG, K, S, discard, kong, new_game, pass_all, resolve, tsumogiri
 
 FL = {s: "1234567z" + f"{s + 1}f{s + 5}f" for s in range(4)}  # 9 flowers each, no set
@@ -110,6 +109,21 @@ def test_r6_kongs_leaving_d_le_0_end_the_hand_at_the_next_draw():
     assert head(g) == h == 65 + 20  # nobody drew again: no final round
     assert final_left(g) == -1
     assert g.hand(1).sum() == 16
+
+
+def test_r6_final_round_with_d_below_4_draws_only_d_tiles():
+    hands = {0: "1111m 2222m 4p 7p 1s 2s 4s 6s 7s 3p 9p"}
+    g = new_game(dealer=0, flowers=FL, hands=hands, tail=GOLD)
+    tsumogiri(g, turns=20, first_discard={0: "9p"})
+    pass_all(g)
+    assert g.seat == 0 and g.drawable == 4
+    kong(g, 0, "1m")  # D = 4 - 1 - 2 = 1
+    tsumogiri(g)
+    # seat 1's normal draw is due with D = 1: a final round of min(1, 4) = 1 draw
+    assert g.result["winner"] is None
+    assert final_left(g) == 1
+    assert head(g) == 65 + 20 + 1
+    assert g.hand(1).sum() == 17 and g.hand(2).sum() == 16
 
 
 # The reserve grows with kongs and flower sets, so the final round starts earlier (R6).

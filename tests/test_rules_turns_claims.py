@@ -163,10 +163,10 @@ def test_r5_gold_never_used_for_peng_or_kong():
 
 
 def test_r5_discarded_gold_is_never_claimable():
-    # Seat 1 discards the gold 9s. Seat 2 (next) holds 7s 8s, seat 3 holds 9s... as golds,
-    # the dealer waits on anything: nobody may claim, not even with a win.
+    # Seat 1 discards the gold 9s. Seat 2 (next) holds 7s 8s (a chi if 9s were no gold) and the
+    # dealer's hand would win with it: nobody may claim it, not even with a win (R5, R9.3).
     hands = {
-        0: "1m 123p 456p 789p 123s 456s 7m",  # after 1m: 5 melds? no: 15 + 7m, waits 7m
+        0: "1m 123p 456p 789p 123s 456s 7m",  # after 1m: 5 melds + 7m, waits 7m (or a gold)
         1: "9s 112233m 445566m 8p 9p 2s",
         2: "78s 1s 2s 2p 3p 4p 4p 5p 5p 6p 6p 8m 8m 9m 9m",
         3: "1p 2p 3p 7p 8p 5s 6s 8s 2m 3m 5m 6m 9m 4s 1p 7m",
@@ -223,6 +223,16 @@ def test_r8_chi_when_nobody_claims_higher():
     assert g.melds(2) == [{"type": "chi", "kind": "4m", "taken": "5m", "from": 1}]
     assert g.seat == 2 and g.phase == "discard_after_claim"
     assert g.view.disc_claimed[1, 0] == 1
+
+
+def test_r8_claims_are_blind_later_seats_see_the_same_choices():
+    masks = []
+    for first in (A_CHI_MID, A_PASS):
+        g = _prio_game()
+        assert g.seat == 2
+        act(g, 2, first)
+        masks.append((g.seat, tuple(g.legal_actions)))
+    assert masks[0] == masks[1]
 
 
 def test_r8_nobody_claims_next_player_draws():

@@ -6,6 +6,7 @@ import pytest
 from rules_helpers import (
     A_CHI_HIGH,
     A_HU,
+    A_KONG,
     A_PASS,
     A_PENG,
     A_ROB,
@@ -60,6 +61,19 @@ def test_r9_win_on_kong_replacement_is_self_draw():
     assert r["flower_points"] == 2 and r["specials"] == []
     assert r["value"] == 14
     assert r["points"] == [-14, -14, 42, -14]
+
+
+def test_r9_win_on_exposed_kong_replacement_is_self_draw():
+    hands = {0: "7p 1122m 33m 789m 99p 22s 33s 5s", 2: "777p 456m 789m 234p 567s 8s"}
+    g = new_game(dealer=0, hands=hands, tail="9s 8s")
+    discard(g, 0, "7p")
+    resolve(g, {2: A_KONG})  # replacement 8s: 456m 789m 234p 567s 88s + the kong
+    assert g.seat == 2 and A_HU in g.legal_actions
+    act(g, 2, A_HU)
+    r = g.result
+    assert (r["winner"], r["win_type"], r["discarder"]) == (2, "self_draw", None)
+    # exposed kong 1: V = (1 + 0 + 0 + 5) * 2 = 12, each other seat pays
+    assert r["value"] == 12 and r["points"] == [-12, -12, 36, -12]
 
 
 # ---- R9.3 / R7 gold-discard penalty -----------------------------------------------------------
@@ -311,6 +325,21 @@ def test_r10_rob_only_in_the_dealer_first_window():
     pass_all(g)
     discard(g, 0, "9p")  # the dealer's second discard
     assert A_ROB not in asked(g, 2)
+
+
+def test_r10_rob_with_two_golds_by_shape_is_not_three_golds():
+    # Two golds + 4 melds + 1s 1s: the robbed third gold completes an R9.1 shape (the golds as
+    # their own triplet: 金龙), so the rob is allowed; 三金倒 never applies to 抢金 (R11.3).
+    g = new_game(dealer=0, hands={0: JUNK_DEALER.replace("11s", "22s"), 2: "9s9s 456m 789m 234p 567p 11s"}, tail="9s")
+    discard(g, 0, "9p")
+    assert A_ROB in asked(g, 2)
+    resolve(g, {2: A_ROB})
+    r = g.result
+    assert r["win_type"] == "rob_gold"
+    assert "three_golds" not in r["specials"]
+    assert {"rob_gold", "golden_pair", "golden_dragon"} <= set(r["specials"])
+    # 3 golds: V = (0 + 3 + 0 + 5) * 2 + 120 (金龙) = 136, each other seat pays
+    assert r["value"] == 136 and r["points"] == [-136, -136, 408, -136]
 
 
 def test_r10_two_golds_cannot_rob_the_third():

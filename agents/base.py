@@ -1,0 +1,51 @@
+"""The agent interface shared by the baselines, the evaluator and the trainer.
+
+An agent maps a batch of v1 observations and legal masks to one action per row::
+
+    actions = agent.act(obs, mask)   # obs (N, 97, 27) int8, mask (N, 62) int8 -> (N,) int64
+
+A single observation is a batch of one: ``act(obs[None], mask[None])`` (a 2-D ``obs`` with a
+1-D ``mask`` is accepted too and also gives an array of shape ``(1,)``). An agent sees only
+the observation (R12): never the state. Legality comes from the mask; an agent must return a
+legal action for every row.
+
+``reset(seed=None)`` is called by the evaluator at the start of every batch of games with a
+seed derived from the evaluation seed, so a stochastic agent is reproducible. ``name`` labels
+the agent in tables and JSON.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class AgentSpecError(ValueError):
+    """A bad agent spec: unknown kind, missing checkpoint, unloadable class (one clear message)."""
+
+
+class Agent:
+    """Base class of every agent. Subclasses implement :meth:`act`; :meth:`reset` is optional."""
+
+    name: str = "agent"
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget any per-game state; a stochastic agent reseeds (``seed=None``: its own seed)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def as_batch(obs, mask) -> tuple[np.ndarray, np.ndarray]:
+    """``(obs (N, C, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1."""
+    obs = np.asarray(obs)
+    mask = np.asarray(mask)
+    if obs.ndim == 2:
+        obs = obs[None]
+    if mask.ndim == 1:
+        mask = mask[None]
+    if obs.ndim != 3 or mask.ndim != 2 or obs.shape[0] != mask.shape[0]:
+        raise ValueError(f"expected obs (N, C, 27) and mask (N, 62), got {obs.shape} and {mask.shape}")
+    return np.ascontiguousarray(obs, dtype=np.int8), np.ascontiguousarray(mask, dtype=np.int8)
