@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fzmj_env.core.hand import _POW5, get_shanten_table, shanten_counts, suit_keys
+from fzmj_env.core.hand import _POW5, get_shanten_table
 from fzmj_env.core.state import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.encode import (
     P_CLAIM_TILE,
@@ -54,14 +54,35 @@ from .base import Agent, as_batch
 
 _NONE = 1000  # "no value yet" shanten
 
+# ---- the workspace ---------------------------------------------------------------------------
+# One flat int64 array holds every scratch value of the kernel (a single array argument: no
+# tuple of arrays to pass around, no array views in the loops; both cost reference counting in
+# Numba). A "row" is a shanten-table row SHANTEN_TABLE[key] (6 melds x 2 pair flags) stored as
+# 12 values at ``off + 2 m + q``.
+_C = 0  # 27: own concealed counts (golds included, as the gold kind)
+_VIS = 27  # 27: visible tiles per kind
+_UNSEEN = 54  # 27: 4 - visible, >= 0
+_SH = 81  # 27: shanten after discarding kind k (_NONE: not a candidate)
+_NC = 108  # 27: non-gold tiles of the kind's suit within distance 2
+_PLUS_OK = 135  # 27: 1 when the row "suit key + kind j" is cached at _PLUS
+_KEYS = 162  # 3: per-suit keys of the current hand (non-gold tiles, base 5)
+_RES = 165  # 2: (shanten, acceptance) after the best discard
+_ROWS = 168  # 3 rows: the current hand's suits
+_D = 204  # 3 rows: for suit s, the other two suits combined
+_D2 = 240  # 3 rows: the same after a discard
+_ROW = 276  # 1 row: scratch
+_DISC = 288  # 27 rows: the discard's suit after discarding kind k
+_PLUS = 612  # 27 rows: the drawn kind's suit after drawing kind j
+_WS_SIZE = 936
+
 
 @njit(cache=True)
-def _decode(o, c, vis, unseen):
+def _decode(o, w):
     """Own counts, visible counts and unseen counts from one observation; returns the gold kind."""
     gold = -1
     for k in range(27):
         h = np.int64(o[P_HAND, k]) + o[P_HAND + 1, k] + o[P_HAND + 2, k] + o[P_HAND + 3, k]
-        c[k] = h
+        w[_C + k] = h
         v = h + 4 * np.int64(o[P_OWN_CONCEALED_KONG, k])
         for r in range(4):
             b = P_SEAT + r * SEAT_PLANES
@@ -71,59 +92,62 @@ def _decode(o, c, vis, unseen):
         if o[P_GOLD_KIND, k]:
             gold = k
             v += 1  # the indicator, face up (R5)
-        vis[k] = v
+        w[_VIS + k] = v
         u = 4 - v
-        unseen[k] = u if u > 0 else 0
+        w[_UNSEEN + k] = u if u > 0 else 0
     return gold
 
 
 # ---- shanten on per-suit rows ----------------------------------------------------------------
 # ``shanten_counts`` (core/hand.py) takes the min over the splits of the melds between the three
-# suits of ``SHANTEN_TABLE[key_s, m_s, pair_s]``. A discard or a draw changes ONE suit's key, so
-# the kernels below keep each suit's table row (6 x 2 values) and the min-plus "convolution" of
-# the other two suits, and only look up the changed suit's row: one table read per candidate
-# instead of three plus the key sums. ``tests/test_agents.py`` checks the result against
-# ``shanten_counts`` on random hands.
+# suits of ``SHANTEN_TABLE[key_s, m_s, pair_s]``, then subtracts the golds. A discard or a draw
+# changes ONE suit's key, so the kernels keep each suit's row and the min-plus combination of
+# the other two suits, and look up only the changed suit's row: one table read per candidate.
+# ``tests/test_agents.py`` checks the results against ``shanten_counts`` on random hands.
 
 
 @njit(cache=True, inline="always")
-def _load_row(st, key, out):
-    r = st[key]
+def _load_row(st, key, w, off):
     for m in range(6):
-        out[m, 0] = r[m, 0]
-        out[m, 1] = r[m, 1]
+        w[off + 2 * m] = st[key, m, 0]
+        w[off + 2 * m + 1] = st[key, m, 1]
 
 
 @njit(cache=True)
-def _conv(a, b, out):
-    """``out[m, q]`` = fewest missing slots for m melds and q pairs over the two suits a, b."""
+def _conv(w, a, b, out):
+    """Row ``out`` = fewest missing slots for m melds and q pairs over the rows ``a`` and ``b``."""
     for m in range(6):
         v0 = _NONE
         v1 = _NONE
         for ma in range(m + 1):
-            mb = m - ma
-            x = a[ma, 0] + b[mb, 0]
+            pa = a + 2 * ma
+            pb = b + 2 * (m - ma)
+            a0 = w[pa]
+            b0 = w[pb]
+            x = a0 + b0
             if x < v0:
                 v0 = x
-            x = a[ma, 1] + b[mb, 0]
+            x = w[pa + 1] + b0
             if x < v1:
                 v1 = x
-            x = a[ma, 0] + b[mb, 1]
+            x = a0 + w[pb + 1]
             if x < v1:
                 v1 = x
-        out[m, 0] = v0
-        out[m, 1] = v1
+        w[out + 2 * m] = v0
+        w[out + 2 * m + 1] = v1
 
 
 @njit(cache=True, inline="always")
-def _comb(a, d, mm):
-    """Fewest missing slots for ``mm`` melds + 1 pair: suit row ``a`` with the others' ``d``."""
+def _comb(w, a, d, mm):
+    """Fewest missing slots for ``mm`` melds + 1 pair: the suit row ``a`` with the others' row ``d``."""
     best = _NONE
     for ma in range(mm + 1):
-        x = a[ma, 1] + d[mm - ma, 0]
+        pa = a + 2 * ma
+        pd = d + 2 * (mm - ma)
+        x = w[pa + 1] + w[pd]
         if x < best:
             best = x
-        x = a[ma, 0] + d[mm - ma, 1]
+        x = w[pa] + w[pd + 1]
         if x < best:
             best = x
     return best
@@ -139,51 +163,74 @@ def _sh(missing, golds):
 
 
 @njit(cache=True)
-def _suit_state(st, c, gold, keys, rows, d):
-    """Per-suit keys and rows of the hand ``c``, and ``d[s]`` = the other two suits combined.
-    Returns the number of tiles (golds included)."""
-    k0, k1, k2 = suit_keys(c, gold)
-    keys[0] = k0
-    keys[1] = k1
-    keys[2] = k2
-    for s in range(3):
-        _load_row(st, keys[s], rows[s])
-    for s in range(3):
-        _conv(rows[(s + 1) % 3], rows[(s + 2) % 3], d[s])
+def _suit_state(st, w, gold):
+    """Keys and rows of the hand at ``_C``, the combined other suits per suit at ``_D``, and
+    ``_NC``. Returns the number of tiles (golds included); the keys are ``suit_keys``'."""
     n = 0
-    for k in range(27):
-        n += c[k]
+    for s in range(3):
+        key = 0
+        for i in range(8, -1, -1):
+            k = 9 * s + i
+            x = w[_C + k]
+            n += x
+            if k != gold:
+                key = key * 5 + x
+            else:
+                key = key * 5
+        w[_KEYS + s] = key
+        _load_row(st, key, w, _ROWS + 12 * s)
+    for s in range(3):
+        _conv(w, _ROWS + 12 * ((s + 1) % 3), _ROWS + 12 * ((s + 2) % 3), _D + 12 * s)
+    for j in range(27):
+        r = j % 9
+        lo = j - 2 if r >= 2 else j - r
+        hi = j + 2 if r <= 6 else j - r + 8
+        v = 0
+        for i in range(lo, hi + 1):
+            if i != gold:
+                v += w[_C + i]
+        w[_NC + j] = v
     return n
 
 
 @njit(cache=True)
-def _acceptance(st, c, gold, unseen, s_cur, keys, rows, d, row):
-    """Unseen tiles whose draw lowers the shanten ``s_cur`` of the 3n+1 hand ``c``.
+def _shanten(st, w, gold):
+    """Shanten of the hand at ``_C`` (``shanten_counts``, with the suit state left in ``w``)."""
+    n = _suit_state(st, w, gold)
+    mm = n // 3
+    if mm > 5:
+        mm = 5
+    return _sh(_comb(w, _ROWS, _D, mm), w[_C + gold])
+
+
+@njit(cache=True)
+def _acceptance(st, w, gold, s_cur):
+    """Unseen tiles whose draw lowers the shanten ``s_cur`` of the 3n+1 hand at ``_C``.
 
     Exact, with one pruning: when ``s_cur >= 1`` a drawn kind with no non-gold tile of its
     suit within distance 2 in the hand (and not the gold kind) cannot lower the shanten. (It
     would sit in a group whose other slots are all missing; an optimal decomposition with a
     wholly missing group uses every non-gold tile, which makes the hand ready, ``s_cur = 0``.)
     """
-    n = _suit_state(st, c, gold, keys, rows, d)
+    n = _suit_state(st, w, gold)
     mm = (n + 1) // 3
     if mm > 5:
         mm = 5
-    g = c[gold]
+    g = w[_C + gold]
     acc = 0
     for j in range(27):
-        u = unseen[j]
-        if u <= 0 or c[j] >= 4:
+        u = w[_UNSEEN + j]
+        if u <= 0 or w[_C + j] >= 4:
             continue
         s = j // 9
         if j == gold:
-            if _sh(_comb(rows[s], d[s], mm), g + 1) < s_cur:
+            if _sh(_comb(w, _ROWS + 12 * s, _D + 12 * s, mm), g + 1) < s_cur:
                 acc += u
             continue
-        if s_cur >= 1 and not _near(c, gold, j):
+        if s_cur >= 1 and w[_NC + j] == 0:
             continue
-        _load_row(st, keys[s] + _POW5[j % 9], row)
-        if _sh(_comb(row, d[s], mm), g) < s_cur:
+        _load_row(st, w[_KEYS + s] + _POW5[j % 9], w, _ROW)
+        if _sh(_comb(w, _ROW, _D + 12 * s, mm), g) < s_cur:
             acc += u
     return acc
 
@@ -199,105 +246,100 @@ def _edge(k):
 
 
 @njit(cache=True)
-def _near(c, gold, j):
-    """Whether the hand holds a non-gold tile of j's suit within distance 2 of kind j."""
-    r = j % 9
-    lo = j - 2 if r >= 2 else j - r
-    hi = j + 2 if r <= 6 else j - r + 8
-    for i in range(lo, hi + 1):
-        if c[i] > 0 and i != gold:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _discard_acceptance(st, c, gold, unseen, s_cur, k, mm, keys, rows, d, disc_row, plus, plus_ok, d2, row):
-    """``_acceptance`` of the hand ``c`` minus one tile of kind ``k`` (already removed from
-    ``c`` by the caller), reusing the full hand's suit state: the suit of ``k`` has row
-    ``disc_row``; a draw in another suit uses the cached row ``plus[j]`` of the full hand's
-    key plus j (the same for every discard outside that suit)."""
+def _discard_acceptance(st, w, gold, s_cur, k, mm):
+    """``_acceptance`` of the hand at ``_C`` minus one tile of kind ``k`` (already removed by
+    the caller), reusing the full hand's suit state from ``_best_discard``: the suit of ``k``
+    has the row ``_DISC[k]``; a draw in another suit uses the cached row ``_PLUS[j]`` (the full
+    hand's key plus j: the same for every discard outside that suit)."""
     s = k // 9
+    disc = _DISC + 12 * k
     for s2 in range(3):
         if s2 != s:
-            _conv(disc_row, rows[3 - s - s2], d2[s2])
-    g = c[gold]
+            _conv(w, disc, _ROWS + 12 * (3 - s - s2), _D2 + 12 * s2)
+    g = w[_C + gold]
+    d_s = _D + 12 * s
+    base = w[_KEYS + s] - _POW5[k % 9]
     acc = 0
     for j in range(27):
-        u = unseen[j]
-        if u <= 0 or c[j] >= 4:
+        u = w[_UNSEEN + j]
+        if u <= 0 or w[_C + j] >= 4:
             continue
         sj = j // 9
         if j == gold:
-            if _sh(_comb(disc_row, d[s], mm), g + 1) < s_cur:
+            if _sh(_comb(w, disc, d_s, mm), g + 1) < s_cur:
                 acc += u
             continue
-        if s_cur >= 1 and not _near(c, gold, j):
-            continue
+        if s_cur >= 1:
+            near = w[_NC + j]
+            if sj == s and abs(j - k) <= 2:
+                near -= 1  # the discarded tile no longer counts
+            if near <= 0:
+                continue
         if sj == s:
             if j == k:
-                v = _comb(rows[s], d[s], mm)
+                v = _comb(w, _ROWS + 12 * s, d_s, mm)
             else:
-                _load_row(st, keys[s] - _POW5[k % 9] + _POW5[j % 9], row)
-                v = _comb(row, d[s], mm)
+                _load_row(st, base + _POW5[j % 9], w, _ROW)
+                v = _comb(w, _ROW, d_s, mm)
         else:
-            if not plus_ok[j]:
-                _load_row(st, keys[sj] + _POW5[j % 9], plus[j])
-                plus_ok[j] = True
-            v = _comb(plus[j], d2[sj], mm)
+            p = _PLUS + 12 * j
+            if w[_PLUS_OK + j] == 0:
+                _load_row(st, w[_KEYS + sj] + _POW5[j % 9], w, p)
+                w[_PLUS_OK + j] = 1
+            v = _comb(w, p, _D2 + 12 * sj, mm)
         if _sh(v, g) < s_cur:
             acc += u
     return acc
 
 
 @njit(cache=True)
-def _best_discard(st, c, gold, vis, unseen, mk, use_mask, ws):
-    """Best discard of the 3n+2 hand ``c``: returns the kind (-1 if none) and writes
-    ``res[0]`` = shanten after it, ``res[1]`` = acceptance after it."""
-    sh, res, keys, rows, d, row, disc_rows, plus, plus_ok, d2 = ws
-    n = _suit_state(st, c, gold, keys, rows, d)
+def _best_discard(st, w, gold, mk, use_mask):
+    """Best discard of the 3n+2 hand at ``_C``: returns the kind (-1 if none) and writes the
+    shanten and the acceptance after it to ``_RES``."""
+    n = _suit_state(st, w, gold)
     mm = (n - 1) // 3
     if mm > 5:
         mm = 5
-    g = c[gold]
+    g = w[_C + gold]
     best_s = _NONE
     for k in range(27):
-        sh[k] = _NONE
-        plus_ok[k] = False
-        if c[k] == 0 or k == gold or (use_mask and mk[k] == 0):
+        w[_SH + k] = _NONE
+        w[_PLUS_OK + k] = 0
+        if w[_C + k] == 0 or k == gold or (use_mask and mk[k] == 0):
             continue
         s = k // 9
-        _load_row(st, keys[s] - _POW5[k % 9], disc_rows[k])
-        v = _sh(_comb(disc_rows[k], d[s], mm), g)
-        sh[k] = v
+        _load_row(st, w[_KEYS + s] - _POW5[k % 9], w, _DISC + 12 * k)
+        v = _sh(_comb(w, _DISC + 12 * k, _D + 12 * s, mm), g)
+        w[_SH + k] = v
         if v < best_s:
             best_s = v
     if best_s == _NONE:  # only golds can go
-        if gold >= 0 and c[gold] > 0 and (not use_mask or mk[gold] != 0):
-            c[gold] -= 1
-            v = shanten_counts(st, c, gold)
-            res[0] = v
-            res[1] = _acceptance(st, c, gold, unseen, v, keys, rows, d, row)
-            c[gold] += 1
+        if gold >= 0 and w[_C + gold] > 0 and (not use_mask or mk[gold] != 0):
+            w[_C + gold] -= 1
+            v = _shanten(st, w, gold)
+            w[_RES] = v
+            w[_RES + 1] = _acceptance(st, w, gold, v)
+            w[_C + gold] += 1
             return gold
-        res[0] = _NONE
-        res[1] = 0
+        w[_RES] = _NONE
+        w[_RES + 1] = 0
         return -1
     best_k = -1
     best_a = -1
     best_tb = -1
     for k in range(27):
-        if sh[k] != best_s:
+        if w[_SH + k] != best_s:
             continue
-        c[k] -= 1
-        a = _discard_acceptance(st, c, gold, unseen, best_s, k, mm, keys, rows, d, disc_rows[k], plus, plus_ok, d2, row)
-        c[k] += 1
-        tb = (vis[k] - c[k]) * 4 + _edge(k)  # seen elsewhere (safer, less useful), then terminals
+        w[_C + k] -= 1
+        a = _discard_acceptance(st, w, gold, best_s, k, mm)
+        w[_C + k] += 1
+        tb = (w[_VIS + k] - w[_C + k]) * 4 + _edge(k)  # seen elsewhere (safer, less useful), then terminals
         if a > best_a or (a == best_a and tb > best_tb):
             best_a = a
             best_tb = tb
             best_k = k
-    res[0] = best_s
-    res[1] = best_a
+    w[_RES] = best_s
+    w[_RES + 1] = best_a
     return best_k
 
 
@@ -313,23 +355,19 @@ def _pinghu_alive(o):
 
 
 @njit(cache=True)
-def _turn(st, o, mk, c, gold, vis, unseen, ws):
-    res = ws[1]
-    keys, rows, d, row = ws[2], ws[3], ws[4], ws[5]
-    k_d = _best_discard(st, c, gold, vis, unseen, mk, True, ws)
-    s_d = res[0]
-    a_d = res[1]
-    action = k_d
-    best_s = s_d
-    best_a = a_d
+def _turn(st, o, mk, w, gold):
+    """Own turn (after a draw, or after chi/peng): the best discard, or a self kong."""
+    action = _best_discard(st, w, gold, mk, True)
+    best_s = w[_RES]
+    best_a = w[_RES + 1]
     for k in range(27):
         if mk[A_SELF_KONG + k] == 0:
             continue
-        n = 4 if c[k] >= 4 else 1  # concealed kong, or the 4th tile added to a peng
-        c[k] -= n
-        s = shanten_counts(st, c, gold)
-        a = _acceptance(st, c, gold, unseen, s, keys, rows, d, row)
-        c[k] += n
+        n = 4 if w[_C + k] >= 4 else 1  # concealed kong, or the 4th tile added to a peng
+        w[_C + k] -= n
+        s = _shanten(st, w, gold)
+        a = _acceptance(st, w, gold, s)
+        w[_C + k] += n
         if s <= 0 and _pinghu_alive(o):
             continue
         if s < best_s or (s == best_s and a >= best_a):
@@ -340,9 +378,8 @@ def _turn(st, o, mk, c, gold, vis, unseen, ws):
 
 
 @njit(cache=True)
-def _claim(st, o, mk, c, gold, vis, unseen, ws):
-    res = ws[1]
-    keys, rows, d, row = ws[2], ws[3], ws[4], ws[5]
+def _claim(st, o, mk, w, gold):
+    """A claim window (no win offered, or it was taken already): chi / peng / kong or pass."""
     if mk[A_CHI_LOW] == 0 and mk[A_CHI_MID] == 0 and mk[A_CHI_HIGH] == 0 and mk[A_PENG] == 0 and mk[A_KONG] == 0:
         return A_PASS
     t = -1
@@ -351,22 +388,22 @@ def _claim(st, o, mk, c, gold, vis, unseen, ws):
             t = k
     if t < 0:
         return A_PASS
-    s0 = shanten_counts(st, c, gold)
-    a0 = _acceptance(st, c, gold, unseen, s0, keys, rows, d, row)
+    s0 = _shanten(st, w, gold)
+    a0 = _acceptance(st, w, gold, s0)
     action = A_PASS
     best_s = s0
     best_a = a0
     # exposed kong: three from the hand, then a replacement draw (no discard now)
     if mk[A_KONG]:
-        c[t] -= 3
-        s = shanten_counts(st, c, gold)
-        a = _acceptance(st, c, gold, unseen, s, keys, rows, d, row)
-        c[t] += 3
+        w[_C + t] -= 3
+        s = _shanten(st, w, gold)
+        a = _acceptance(st, w, gold, s)
+        w[_C + t] += 3
         if (s < s0 or (s == s0 and a >= a0)) and not (s <= 0 and _pinghu_alive(o)):
             action = A_KONG
             best_s = s
             best_a = a
-    # peng and chi: the two tiles leave the hand, then the best discard
+    # peng and chi: two tiles leave the hand, then the best discard
     for act in (A_PENG, A_CHI_LOW, A_CHI_MID, A_CHI_HIGH):
         if mk[act] == 0:
             continue
@@ -377,15 +414,15 @@ def _claim(st, o, mk, c, gold, vis, unseen, ws):
             low = t - (act - A_CHI_LOW)
             x = low if low != t else low + 1
             y = low + 2 if low + 2 != t else low + 1
-        c[x] -= 1
-        c[y] -= 1
-        k = _best_discard(st, c, gold, vis, unseen, mk, False, ws)
-        c[x] += 1
-        c[y] += 1
+        w[_C + x] -= 1
+        w[_C + y] -= 1
+        k = _best_discard(st, w, gold, mk, False)
+        w[_C + x] += 1
+        w[_C + y] += 1
         if k < 0:
             continue
-        s = res[0]
-        a = res[1]
+        s = w[_RES]
+        a = w[_RES + 1]
         if s < best_s or (s == best_s and a > best_a):
             action = act
             best_s = s
@@ -396,23 +433,8 @@ def _claim(st, o, mk, c, gold, vis, unseen, ws):
 @njit(cache=True)
 def heuristic_kernel(obs, mask, shanten_table, out):
     """One decision per row: ``out[i]`` from ``obs[i]`` (97, 27) int8 and ``mask[i]`` (62,)."""
-    c = np.zeros(27, np.int64)
-    vis = np.zeros(27, np.int64)
-    unseen = np.zeros(27, np.int64)
-    ws = (
-        np.zeros(27, np.int64),  # sh: shanten after each discard
-        np.zeros(2, np.int64),  # res: (shanten, acceptance) of the best discard
-        np.zeros(3, np.int64),  # keys: per-suit keys of the current hand
-        np.zeros((3, 6, 2), np.int64),  # rows: their shanten-table rows
-        np.zeros((3, 6, 2), np.int64),  # d: the other two suits combined, per suit
-        np.zeros((6, 2), np.int64),  # row: scratch row
-        np.zeros((27, 6, 2), np.int64),  # disc_rows: the suit's row after discarding kind k
-        np.zeros((27, 6, 2), np.int64),  # plus: the suit's row after drawing kind j
-        np.zeros(27, np.bool_),  # plus_ok: plus[j] is filled
-        np.zeros((3, 6, 2), np.int64),  # d2: other suits combined after a discard
-    )
+    w = np.zeros(_WS_SIZE, np.int64)
     for i in range(obs.shape[0]):
-        o = obs[i]
         mk = mask[i]
         if mk[A_ROB]:
             out[i] = A_ROB
@@ -420,11 +442,12 @@ def heuristic_kernel(obs, mask, shanten_table, out):
         if mk[A_HU]:
             out[i] = A_HU
             continue
-        gold = _decode(o, c, vis, unseen)
+        o = obs[i]
+        gold = _decode(o, w)
         if o[P_PHASE, PC_CLAIM]:
-            a = _claim(shanten_table, o, mk, c, gold, vis, unseen, ws)
+            a = _claim(shanten_table, o, mk, w, gold)
         else:
-            a = _turn(shanten_table, o, mk, c, gold, vis, unseen, ws)
+            a = _turn(shanten_table, o, mk, w, gold)
         if a < 0 or a >= mk.shape[0] or mk[a] == 0:  # never expected: fall back to a legal action
             a = -1
             for j in range(mk.shape[0]):

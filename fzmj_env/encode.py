@@ -262,98 +262,112 @@ def _therm_row(out, p, value, step, offset, c0, ncols):
 
 
 @njit(cache=True)
-def encode_v1(tb, seat, out):
-    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8)."""
-    out[:, :] = 0
+def seat_block(tb, s, block):
+    """Planes S_MELD .. S_FLOWER_COUNT of seat ``s`` (its public melds, discards, flowers)
+    into ``block[S_FLAGS, 27]``, which must be zero."""
+    n_melds = tb.n_melds[s]
+    for j in range(n_melds):
+        mt = tb.meld[s, j, 0]
+        k = tb.meld[s, j, 1]
+        if mt == MELD_CONCEALED_KONG:  # hidden from everyone but its owner (R12)
+            continue
+        if mt == MELD_CHI:
+            for d in range(3):
+                _therm_add(block, S_MELD, 4, k + d)
+        else:
+            n = 3 if mt == MELD_PENG else 4
+            for _ in range(n):
+                _therm_add(block, S_MELD, 4, k)
+            if mt == MELD_PENG:
+                block[S_PENG, k] = 1
+            else:
+                block[S_KONG, k] = 1
+        taken = tb.meld[s, j, 2]
+        if taken >= 0:
+            block[S_TAKEN, taken] = 1
+    nd = tb.n_disc[s]
+    for i in range(nd):
+        k = tb.disc[s, i]
+        _therm_add(block, S_DISC, 4, k)
+        if tb.disc_claimed[s, i]:
+            block[S_CLAIMED, k] = 1
+    for i in range(min(nd, 4)):
+        block[S_RECENT + i, tb.disc[s, nd - 1 - i]] = 1
+    fl = tb.flowers[s]
+    total = 0
+    for i in range(15):
+        c = fl[i]
+        if c > 0:
+            total += c
+            block[S_FLOWERS, i] = 1
+            if i < 7 and c > 1:
+                block[S_HONOR_FLOWERS, i] = 1
+                if c > 2:
+                    block[S_HONOR_FLOWERS, 7 + i] = 1
+                    if c > 3:
+                        block[S_FLOWERS, FLOWER_SET_COL + i] = 1
+    if fl[7] + fl[8] + fl[9] + fl[10] == 4:
+        block[S_FLOWERS, FLOWER_SET_COL + 7] = 1
+    if fl[11] + fl[12] + fl[13] + fl[14] == 4:
+        block[S_FLOWERS, FLOWER_SET_COL + 8] = 1
+    _therm_row(block, S_FLOWER_COUNT, total, 1, 0, 0, 27)
+
+
+@njit(cache=True)
+def _seat_flags(tb, s, row):
+    """The S_FLAGS plane of seat ``s`` (changes every step: computed live)."""
     m = tb.m
-    me = seat
-    gold = m[GOLD]
     ph = m[PHASE]
-    # own hand
+    n_conc = 0
+    nm = tb.n_melds[s]
+    for j in range(nm):
+        if tb.meld[s, j, 0] == MELD_CONCEALED_KONG:
+            n_conc += 1
+    if m[DEALER] == s:
+        row[F_DEALER] = 1
+    if tb.gold_thrown[s]:
+        row[F_GOLD_THROWN] = 1
+    if ph != PH_OVER and m[CUR] == s:
+        row[F_CURRENT] = 1
+    if ph == PH_CLAIM and m[CLAIM_FROM] == s:
+        row[F_CLAIM_FROM] = 1
+    for j in range(min(nm, 5)):
+        row[F_MELDS + j] = 1
+    for j in range(min(n_conc, 4)):
+        row[F_CONC_KONGS + j] = 1
+    for j in range(min((tb.n_disc[s] + 1) // 2, 14)):
+        row[F_DISCARDS + j] = 1
+
+
+@njit(cache=True)
+def _own_planes(tb, me, out):
+    """Planes 0-8: this seat's private view (hand, golds, 过水, own concealed kongs, draw)."""
+    m = tb.m
+    gold = m[GOLD]
     hand = tb.hand[me]
+    passed = tb.passed[me]
     for k in range(27):
         c = hand[k]
-        if c > 0:
-            for i in range(min(c, 4)):
-                out[P_HAND + i, k] = 1
-        if tb.passed[me, k]:
-            out[P_OWN_PASSED, k] = 1
+        out[P_HAND, k] = c > 0
+        out[P_HAND + 1, k] = c > 1
+        out[P_HAND + 2, k] = c > 2
+        out[P_HAND + 3, k] = c > 3
+        out[P_OWN_PASSED, k] = passed[k] != 0
     if 0 <= gold < 27:
         out[P_GOLD_KIND, gold] = 1
         _therm_row(out, P_OWN_GOLDS, hand[gold], 1, 0, 0, 27)
-    if ph == PH_TURN and m[CUR] == me and m[LAST_DRAW] >= 0:
+    if m[PHASE] == PH_TURN and m[CUR] == me and m[LAST_DRAW] >= 0:
         out[P_LAST_DRAW, m[LAST_DRAW]] = 1
     for j in range(tb.n_melds[me]):
         if tb.meld[me, j, 0] == MELD_CONCEALED_KONG:
             out[P_OWN_CONCEALED_KONG, tb.meld[me, j, 1]] = 1
 
-    # every seat, relative order
-    for r in range(4):
-        s = (me + r) % 4
-        b = P_SEAT + r * SEAT_PLANES
-        n_conc = 0
-        nm = tb.n_melds[s]
-        for j in range(nm):
-            mt = tb.meld[s, j, 0]
-            k = tb.meld[s, j, 1]
-            if mt == MELD_CONCEALED_KONG:
-                n_conc += 1
-                continue
-            if mt == MELD_CHI:
-                for d in range(3):
-                    _therm_add(out, b + S_MELD, 4, k + d)
-            else:
-                n = 3 if mt == MELD_PENG else 4
-                for _ in range(n):
-                    _therm_add(out, b + S_MELD, 4, k)
-                if mt == MELD_PENG:
-                    out[b + S_PENG, k] = 1
-                elif mt == MELD_EXPOSED_KONG or mt == MELD_ADDED_KONG:
-                    out[b + S_KONG, k] = 1
-            taken = tb.meld[s, j, 2]
-            if taken >= 0:
-                out[b + S_TAKEN, taken] = 1
-        nd = tb.n_disc[s]
-        for i in range(nd):
-            k = tb.disc[s, i]
-            _therm_add(out, b + S_DISC, 4, k)
-            if tb.disc_claimed[s, i]:
-                out[b + S_CLAIMED, k] = 1
-        for i in range(min(nd, 4)):
-            out[b + S_RECENT + i, tb.disc[s, nd - 1 - i]] = 1
-        fl = tb.flowers[s]
-        total = 0
-        for i in range(15):
-            c = fl[i]
-            total += c
-            if c >= 1:
-                out[b + S_FLOWERS, i] = 1
-            if i < 7:
-                if c >= 4:
-                    out[b + S_FLOWERS, FLOWER_SET_COL + i] = 1
-                if c >= 2:
-                    out[b + S_HONOR_FLOWERS, i] = 1
-                if c >= 3:
-                    out[b + S_HONOR_FLOWERS, 7 + i] = 1
-        if fl[7] + fl[8] + fl[9] + fl[10] == 4:
-            out[b + S_FLOWERS, FLOWER_SET_COL + 7] = 1
-        if fl[11] + fl[12] + fl[13] + fl[14] == 4:
-            out[b + S_FLOWERS, FLOWER_SET_COL + 8] = 1
-        _therm_row(out, b + S_FLOWER_COUNT, total, 1, 0, 0, 27)
-        f = b + S_FLAGS
-        if m[DEALER] == s:
-            out[f, F_DEALER] = 1
-        if tb.gold_thrown[s]:
-            out[f, F_GOLD_THROWN] = 1
-        if ph != PH_OVER and m[CUR] == s:
-            out[f, F_CURRENT] = 1
-        if ph == PH_CLAIM and m[CLAIM_FROM] == s:
-            out[f, F_CLAIM_FROM] = 1
-        _therm_row(out, f, nm, 1, 0, F_MELDS, 5)
-        _therm_row(out, f, n_conc, 1, 0, F_CONC_KONGS, 4)
-        _therm_row(out, f, nd, 2, 0, F_DISCARDS, 14)
 
-    # global scalars
+@njit(cache=True)
+def _global_planes(tb, me, out):
+    """Planes 89-96: wall counts, streak, match, phase and the tile under claim."""
+    m = tb.m
+    ph = m[PHASE]
     d = drawable(tb)
     _therm_row(out, P_DRAWABLE, d, 1, 0, 0, 27)
     _therm_row(out, P_DRAWABLE_COARSE, d, 2, 27, 0, 27)
@@ -371,6 +385,19 @@ def encode_v1(tb, seat, out):
         out[P_PHASE, PC_ME_ACTING] = 1
     if ph == PH_CLAIM and m[CLAIM_TILE] >= 0:
         out[P_CLAIM_TILE, m[CLAIM_TILE]] = 1
+
+
+@njit(cache=True)
+def encode_v1(tb, seat, out):
+    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8)."""
+    out[:, :] = 0
+    _own_planes(tb, seat, out)
+    for r in range(4):  # every seat in relative order: its public planes, then its flags
+        s = (seat + r) % 4
+        b = P_SEAT + r * SEAT_PLANES
+        seat_block(tb, s, out[b : b + S_FLAGS])
+        _seat_flags(tb, s, out[b + S_FLAGS])
+    _global_planes(tb, seat, out)
 
 
 @njit(cache=True)

@@ -127,9 +127,11 @@ def make_wall(
     ``hands`` maps a seat to its tiles: 17 for the dealer, 16 for the others (flowers
     allowed: they are laid out in the deal, R4). ``draws`` are the head draws after the deal
     in order; ``tail`` the tail draws in order (deal flower replacements, then the gold flip,
-    then in-play replacements). ``flowers`` (optional) deals flowers to seats whose ``hands``
-    entry is their suit hand after replacement (see the module docstring), so ``tail`` then
-    starts at the gold flip. See the module docstring for the filler and ``flower_pos``.
+    then in-play replacements); a ``None`` item in either list is a filler suit tile.
+    ``flowers`` (optional) deals flowers to seats whose ``hands`` entry (or filler hand) is
+    then their suit hand after replacement, so ``tail`` starts at the gold flip. Leave
+    ``tail`` empty and the gold is a filler tile. See the module docstring for the filler,
+    ``flower_pos`` and ``seed``.
 
     Raises ``ValueError`` naming the problem: a bad seat or hand size, a kind requested more
     times than the set holds (R1), more tiles than the wall has, or too few suit tiles left

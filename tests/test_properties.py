@@ -115,7 +115,9 @@ def smart_policy(rng: random.Random, g: Game, greed: float) -> int:
     return rng.choice(choices)
 
 
-def play(seed: int, policy_seed: int, hands: int, greed: float, probe_illegal: bool = False) -> Game:
+def play(
+    seed: int, policy_seed: int, hands: int, greed: float, probe_illegal: bool = False, smart: bool = False
+) -> Game:
     rng = random.Random(policy_seed)
     g = Game(hands_per_game=hands)
     g.reset(seed=seed)
@@ -130,7 +132,7 @@ def play(seed: int, policy_seed: int, hands: int, greed: float, probe_illegal: b
                 g.step(a)
             assert g.buf.tobytes() == before, "an illegal action changed the state"
             assert g.seat == seat and np.array_equal(g.mask, mask)
-        g.step(policy(rng, g, greed))
+        g.step((smart_policy if smart else policy)(rng, g, greed))
         if len(g.results) > n_results:  # a hand ended at this step
             n_results = len(g.results)
             assert sum(g.results[-1]["points"]) == 0
@@ -144,9 +146,15 @@ seeds = st.integers(min_value=0, max_value=2**64 - 1)
 
 
 @SETTINGS
-@given(seed=seeds, policy_seed=st.integers(0, 2**32), hands=st.integers(1, 3), greed=st.sampled_from([0.0, 0.3, 1.0]))
-def test_invariants_hold_at_every_decision(seed, policy_seed, hands, greed):
-    play(seed, policy_seed, hands, greed, probe_illegal=True)
+@given(
+    seed=seeds,
+    policy_seed=st.integers(0, 2**32),
+    hands=st.integers(1, 3),
+    greed=st.sampled_from([0.0, 0.3, 1.0]),
+    smart=st.booleans(),
+)
+def test_invariants_hold_at_every_decision(seed, policy_seed, hands, greed, smart):
+    play(seed, policy_seed, hands, greed, probe_illegal=True, smart=smart)
 
 
 @settings(max_examples=30, deadline=None)

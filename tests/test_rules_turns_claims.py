@@ -121,7 +121,7 @@ def test_r8_peng_then_discard_only_then_added_and_concealed_kong():
     assert g.flowers(2) == ["1z"]
     assert g.tiles_left == left - 2
     assert g.reserve == 18 + 1  # R6: +1 per added kong
-    assert g.seat == 2 and g.phase == "turn"
+    assert g.seat == 2 and g.phase == "turn"  # no claim window: nobody may rob a kong (R7)
     assert g.hand(2)[K("4s")] == 2
     kong(g, 2, "1s")
     assert g.melds(2)[1] == {"type": "concealed_kong", "kind": "1s", "taken": None, "from": None}

@@ -1,0 +1,127 @@
+"""Agents for Fuzhou Mahjong: the interface, the baselines and the spec strings that name them.
+
+Spec strings (CLI, configs, :func:`make_agent`):
+
+| spec | agent |
+| --- | --- |
+| ``random`` (``random:SEED``) | uniform over the legal actions, seeded |
+| ``heuristic`` | the rule-based baseline (``agents/heuristic.py``) |
+| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``train.checkpoint.load_policy`` |
+| ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
+
+Evaluation: ``agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+
+from .base import Agent, AgentSpecError, as_batch
+
+__all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
+
+SPEC_HELP = "random, random:SEED, heuristic, ppo:PATH or python:module:Class"
+
+
+class _DuckAgent(Agent):
+    """Wraps a user object that has ``act(obs, mask)`` but does not derive from :class:`Agent`."""
+
+    def __init__(self, obj, name: str):
+        self.obj = obj
+        self.name = str(getattr(obj, "name", None) or name)
+
+    def act(self, obs, mask):
+        return self.obj.act(obs, mask)
+
+    def reset(self, seed=None):
+        reset = getattr(self.obj, "reset", None)
+        if reset is not None:
+            _call_reset(reset, seed)
+
+
+def _call_reset(reset, seed):
+    """``reset(seed=seed)``, or ``reset()`` for a reset that takes no seed."""
+    try:
+        params = inspect.signature(reset).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    if any(p.name == "seed" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        reset(seed=seed)
+    else:
+        reset()
+
+
+def reset_agent(agent, seed: int | None = None) -> None:
+    """Call ``agent.reset`` with ``seed`` if it takes one (user agents may define ``reset()``)."""
+    reset = getattr(agent, "reset", None)
+    if reset is not None:
+        _call_reset(reset, seed)
+
+
+def _load_python_class(spec: str, target: str) -> Agent:
+    module_name, sep, class_name = target.rpartition(":")
+    if not sep or not module_name or not class_name:
+        raise AgentSpecError(f"bad agent spec {spec!r}: expected python:module:Class")
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.append(cwd)  # a module file in the working directory
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise AgentSpecError(f"bad agent spec {spec!r}: cannot import module {module_name!r} ({e})") from e
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise AgentSpecError(f"bad agent spec {spec!r}: module {module_name!r} has no attribute {class_name!r}")
+    try:
+        obj = cls()
+    except Exception as e:  # noqa: BLE001
+        raise AgentSpecError(f"bad agent spec {spec!r}: {class_name}() failed: {type(e).__name__}: {e}") from e
+    if not callable(getattr(obj, "act", None)):
+        raise AgentSpecError(f"bad agent spec {spec!r}: {class_name} has no act(obs, mask) method")
+    if isinstance(obj, Agent):
+        if type(obj).name is Agent.name and "name" not in vars(obj):
+            obj.name = spec
+        return obj
+    return _DuckAgent(obj, spec)
+
+
+def make_agent(spec) -> Agent:
+    """The agent named by ``spec`` (an :class:`Agent` is returned as it is).
+
+    Raises :class:`AgentSpecError` (a ``ValueError``) with one clear line for an unknown spec,
+    a missing checkpoint or a class that cannot be loaded.
+    """
+    if isinstance(spec, Agent):
+        return spec
+    if not isinstance(spec, str):
+        if callable(getattr(spec, "act", None)):
+            return _DuckAgent(spec, type(spec).__name__)
+        raise AgentSpecError(f"an agent must be a spec string ({SPEC_HELP}) or an Agent, got {spec!r}")
+    s = spec.strip()
+    kind, sep, arg = s.partition(":")
+    if kind == "random":
+        from .random_agent import RandomAgent
+
+        if not sep:
+            return RandomAgent()
+        try:
+            seed = int(arg)
+        except ValueError:
+            raise AgentSpecError(f"bad agent spec {spec!r}: random:SEED needs an integer seed") from None
+        return RandomAgent(seed=seed, name=s)
+    if kind == "heuristic" and not sep:
+        from .heuristic import HeuristicAgent
+
+        return HeuristicAgent()
+    if kind == "ppo":
+        if not arg:
+            raise AgentSpecError(f"bad agent spec {spec!r}: expected ppo:PATH")
+        from .ppo_agent import PPOAgent
+
+        return PPOAgent(arg, name=s)
+    if kind == "python":
+        return _load_python_class(s, arg)
+    raise AgentSpecError(f"unknown agent spec {spec!r}: expected {SPEC_HELP}")

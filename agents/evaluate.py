@@ -1,0 +1,630 @@
+"""Duplicate-format evaluation of four agents: the library function and the ``fzmj-eval`` CLI.
+
+    fzmj-eval --agents heuristic random random random --hands 10000 --seed 0 --workers 2 --out results.json
+
+**Duplicate format.** A *wall* is one shuffled deal (wall order, gold, first dealer): the seed
+of wall ``w`` is ``game_seed(seed, w, 0)``. Every wall is played 4 times, once per *seat
+rotation* ``r = 0..3``: in rotation r the agent of slot i (its position in ``--agents``; with
+fewer than 4 agents the last one fills the remaining slots, so ``A B`` is A against three B)
+sits at seat ``(i + r) % 4``. So each slot plays every seat of every wall, holding the same
+tiles another slot held in another rotation, and the luck of the deal cancels out of the
+comparison. ``--hands`` is rounded up to a multiple of 4 (``hands = 4 x walls``); each game
+is a single hand.
+
+**Statistics.** An agent is a distinct spec (or Agent object); an agent in several slots is
+pooled over them. Its *score* is its points per hand. ``mean_score`` is the mean over walls
+of its mean score on that wall (4 rotations x its slots), and ``ci95`` the Student-t 95%
+interval of that mean over the walls (walls are independent; the hands within a wall are
+not). Rates are per hand it played: ``win_rate``, ``self_draw_rate`` (wins not on a discard:
+self-draw, 三金倒, 天胡 and 抢金, all paid by the three others), ``deal_in_rate`` (放胡: it
+discarded the winning tile), ``draw_rate`` (hands nobody won). ``mean_win_value`` is the mean
+V (R11.4) of its wins and ``specials`` counts each special its wins qualified for.
+``per_slot`` gives the main figures per slot as well (four copies of one deterministic agent
+score exactly 0 in every slot: each wall is then the same game in all 4 rotations).
+With two or more distinct agents: a pairwise table (mean score difference per hand, its CI
+over walls, and how often the row agent out-scores the column agent in a hand) and OpenSkill
+(Plackett-Luce) ratings, updated hand by hand in wall order with the agents' hand scores.
+
+**Determinism.** The walls are split into fixed batches of ``batch // 4`` walls (``batch``
+tables at once); every agent is ``reset(seed)`` at the start of each batch with a seed
+derived from (seed, batch index, agent). The results depend on (agents, hands, seed,
+batch, rules) only, never on ``workers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from fzmj_env.core.state import SPECIAL_NAMES, WIN_TYPE_NAMES, WT_DISCARD
+from fzmj_env.rules import DEFAULT_RULES
+
+from . import SPEC_HELP, Agent, AgentSpecError, make_agent, reset_agent
+
+__all__ = ["evaluate", "main", "markdown", "plot", "EvalConfigError", "wall_seeds", "mean_ci95", "t_quantile_975", "DEFAULT_BATCH"]
+
+class EvalConfigError(ValueError):
+    """A bad evaluation setting (number of agents, hands, workers, seed, batch, rules)."""
+
+
+DEFAULT_BATCH = 512  # tables stepped together = 128 walls x 4 rotations
+RESULT_VERSION = 1
+_MAX_STEPS = 5000  # a hand takes < 300 decisions; more means an agent or engine bug
+
+# Student t 0.975 quantiles, df = 1..30
+_T975 = (
+    12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+    2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+    2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423,
+)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics
+# ---------------------------------------------------------------------------------------------
+def t_quantile_975(df: int) -> float:
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (exact to 4 decimals
+    up to 30, then the Cornish-Fisher expansion, error < 1e-5)."""
+    if df < 1:
+        raise ValueError("df must be >= 1")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959963984540054
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
+
+
+def mean_ci95(x) -> tuple[float, list[float] | None]:
+    """Mean of ``x`` and its two-sided 95% Student-t interval ``[low, high]`` (None if n < 2)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    if n == 0:
+        return float("nan"), None
+    m = float(x.mean())
+    if n < 2:
+        return m, None
+    half = t_quantile_975(n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    return m, [m - half, m + half]
+
+
+# ---------------------------------------------------------------------------------------------
+# seeds and jobs
+# ---------------------------------------------------------------------------------------------
+def _mix64(z: int) -> int:
+    """SplitMix64 finalizer (the engine's ``mix64``), in Python integers."""
+    m = (1 << 64) - 1
+    z &= m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def wall_seeds(seed: int, walls: int, start: int = 0) -> np.ndarray:
+    """Seeds (uint64) of walls ``start .. start + walls - 1``: ``game_seed(seed, w, 0)``."""
+    from fzmj_env.vector import game_seed
+
+    return np.array([int(game_seed(np.uint64(seed), w, 0)) for w in range(start, start + walls)], dtype=np.uint64)
+
+
+def _agent_seed(seed: int, batch: int, agent: int) -> int:
+    g = 0x9E3779B97F4A7C15
+    return _mix64(_mix64(seed + g * (batch + 1)) ^ (g * (agent + 1) + 0x632BE59BD9B4E019)) >> 1
+
+
+@dataclass
+class _Setup:
+    """What a worker needs to play batches (inherited by forked workers, never pickled there)."""
+
+    slot_agent: np.ndarray  # (4,) distinct agent index of each slot
+    agents: list  # distinct agents (objects) or their specs (built lazily in a worker)
+    rules: str
+    seed: int
+    batch: int
+    walls: int
+
+
+_WORKER_SETUP: _Setup | None = None
+
+
+def _worker_init(setup: _Setup) -> None:
+    global _WORKER_SETUP
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    agents = [a if isinstance(a, Agent) else make_agent(a) for a in setup.agents]
+    _WORKER_SETUP = _Setup(setup.slot_agent, agents, setup.rules, setup.seed, setup.batch, setup.walls)
+
+
+def _worker_play(b: int):
+    return _play_batch(_WORKER_SETUP, b)
+
+
+def _play_batch(setup: _Setup, b: int, progress=None):
+    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, 14) int32, decisions)."""
+    from fzmj_env.vector import VectorEnv
+
+    wpb = setup.batch // 4
+    w0 = b * wpb
+    nw = min(wpb, setup.walls - w0)
+    n = 4 * nw
+    seeds = np.repeat(wall_seeds(setup.seed, nw, w0), 4)  # job j = 4 * wall + rotation
+    rot = np.tile(np.arange(4), nw)
+    for i, agent in enumerate(setup.agents):
+        reset_agent(agent, _agent_seed(setup.seed, b, i))
+    env = VectorEnv(n, rules=setup.rules, hands_per_game=1)
+    obs, mask, seat = env.reset(seeds=seeds)
+    results = np.zeros((n, 14), dtype=np.int32)
+    active = np.ones(n, dtype=bool)
+    actions = np.zeros(n, dtype=np.int64)
+    slot_agent = setup.slot_agent
+    decisions = 0
+    steps = 0
+    while True:
+        owner = np.where(active, slot_agent[(seat - rot) % 4], -1)
+        idle = ~active
+        if idle.any():  # tables whose job is over play on (auto-reset games): any legal action
+            actions[idle] = mask[idle].argmax(axis=1)
+        for i, agent in enumerate(setup.agents):
+            sel = np.flatnonzero(owner == i)
+            if sel.size == 0:
+                continue
+            a = np.asarray(agent.act(obs[sel], mask[sel])).reshape(-1)
+            if a.shape != (sel.size,):
+                raise RuntimeError(f"agent {_label(agent)} returned {a.shape[0]} actions for {sel.size} observations")
+            a = a.astype(np.int64, copy=False)
+            ok = (a >= 0) & (a < mask.shape[1])
+            ok[ok] = mask[sel[ok], a[ok]] == 1
+            if not ok.all():
+                t = int(sel[np.flatnonzero(~ok)[0]])
+                bad = int(a[np.flatnonzero(~ok)[0]])
+                raise RuntimeError(
+                    f"agent {_label(agent)} chose illegal action {bad} (legal: {np.flatnonzero(mask[t]).tolist()})"
+                )
+            actions[sel] = a
+            decisions += sel.size
+        obs, mask, seat, _, done, info = env.step(actions)
+        fin = active & info["hand_over"]
+        if fin.any():
+            results[fin] = info["results"][fin]
+        active &= ~done
+        steps += 1
+        if not active.any():
+            break
+        if progress is not None:
+            progress(n - int(active.sum()))
+        if steps > _MAX_STEPS:
+            raise RuntimeError(f"batch {b}: games still running after {_MAX_STEPS} decisions")
+    if progress is not None:
+        progress(n)
+    return results, decisions
+
+
+def _label(agent) -> str:
+    return str(getattr(agent, "name", type(agent).__name__))
+
+
+# ---------------------------------------------------------------------------------------------
+# aggregation
+# ---------------------------------------------------------------------------------------------
+def _aggregate(results: np.ndarray, walls: int, slot_agent: np.ndarray, names: list[str]) -> tuple[dict, dict]:
+    """Statistics dict and the raw per-slot arrays (for plots) from the job results."""
+    R = results.reshape(walls, 4, 14)  # [wall, rotation]
+    rot = np.arange(4)[None, :, None]
+    slots = np.arange(4)[None, None, :]
+    seat_of = (slots + rot) % 4  # [1, r, i]: seat of slot i in rotation r
+    pts_seat = R[:, :, 10:14].astype(np.int64)
+    pts = np.take_along_axis(pts_seat, np.broadcast_to(seat_of, (walls, 4, 4)), axis=2)  # [w, r, slot]
+    winner = R[:, :, 0].astype(np.int64)
+    win_slot = np.where(winner >= 0, (winner - rot[:, :, 0]) % 4, -1)  # [w, r]
+    disc = R[:, :, 2].astype(np.int64)
+    disc_slot = np.where(disc >= 0, (disc - rot[:, :, 0]) % 4, -1)
+    wtype = R[:, :, 1]
+    specials = R[:, :, 5]
+    value = R[:, :, 6]
+    drawn = winner < 0
+    n_hands = walls * 4
+    agents: dict = {}
+    per_wall = {}
+    per_hand = {}
+    for a, name in enumerate(names):
+        S = np.flatnonzero(slot_agent == a)
+        k = len(S)
+        hand_seats = n_hands * k
+        x_w = pts[:, :, S].mean(axis=(1, 2))
+        per_wall[name] = x_w
+        per_hand[name] = pts[:, :, S].mean(axis=2).reshape(-1)  # its mean score in each hand
+        mean, ci = mean_ci95(x_w)
+        won = np.isin(win_slot, S)
+        n_win = int(won.sum())
+        self_won = won & (wtype != WT_DISCARD)
+        dealt_in = np.isin(disc_slot, S)
+        spec_counts = {nm: int(((specials[won] >> i) & 1).sum()) for i, nm in enumerate(SPECIAL_NAMES)}
+        type_counts = {nm: int((wtype[won] == i).sum()) for i, nm in enumerate(WIN_TYPE_NAMES)}
+        agents[name] = {
+            "slots": [int(s) for s in S],
+            "hands": int(hand_seats),
+            "mean_score": mean,
+            "ci95": ci,
+            "score_std": float(pts[:, :, S].std()),
+            "win_rate": n_win / hand_seats,
+            "self_draw_rate": int(self_won.sum()) / hand_seats,
+            "deal_in_rate": int(dealt_in.sum()) / hand_seats,
+            "draw_rate": float(drawn.mean()),
+            "wins": n_win,
+            "mean_win_value": float(value[won].mean()) if n_win else None,
+            "win_types": type_counts,
+            "specials": spec_counts,
+        }
+    per_slot = []
+    for i in range(4):
+        mean, ci = mean_ci95(pts[:, :, i].mean(axis=1))
+        per_slot.append(
+            {
+                "slot": i,
+                "agent": names[slot_agent[i]],
+                "mean_score": mean,
+                "ci95": ci,
+                "win_rate": float((win_slot == i).mean()),
+                "self_draw_rate": float(((win_slot == i) & (wtype != WT_DISCARD)).mean()),
+                "deal_in_rate": float((disc_slot == i).mean()),
+            }
+        )
+    pairwise = []
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            A, B = names[a], names[b]
+            diff, ci = mean_ci95(per_wall[A] - per_wall[B])
+            Sa = np.flatnonzero(slot_agent == a)
+            Sb = np.flatnonzero(slot_agent == b)
+            pa = pts[:, :, Sa][..., :, None]
+            pb = pts[:, :, Sb][..., None, :]
+            beats = float(((pa > pb).mean() + 0.5 * (pa == pb).mean()))
+            pairwise.append({"a": A, "b": B, "mean_diff": diff, "ci95": ci, "a_outscores_b": beats})
+    stats = {
+        "draw_rate": float(drawn.mean()),
+        "agents": agents,
+        "per_slot": per_slot,
+        "pairwise": pairwise if len(names) > 1 else [],
+        "ratings": _ratings(per_hand, names) if len(names) > 1 else None,
+    }
+    raw = {"slot_points": pts, "per_hand": per_hand, "per_wall": per_wall}
+    return stats, raw
+
+
+def _ratings(per_hand: dict, names: list[str]) -> dict | None:
+    """OpenSkill Plackett-Luce ratings, one update per hand (in wall order) with the hand scores."""
+    try:
+        from openskill.models import PlackettLuce
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    model = PlackettLuce()
+    ratings = [model.rating(name=n) for n in names]
+    scores = np.stack([per_hand[n] for n in names], axis=1)
+    for row in scores:
+        new = model.rate([[r] for r in ratings], scores=[float(x) for x in row])
+        ratings = [t[0] for t in new]
+    return {
+        "model": "openskill PlackettLuce: one update per hand (wall order), agents ranked by their hand score",
+        "agents": {
+            n: {"mu": float(r.mu), "sigma": float(r.sigma), "ordinal": float(r.ordinal())} for n, r in zip(names, ratings)
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the library entry point
+# ---------------------------------------------------------------------------------------------
+def _fill_slots(agents) -> list:
+    """The 4 slots: 1-4 agents, the last one repeated (``[A, B]`` = A B B B: one against three)."""
+    if isinstance(agents, (str, Agent)) or not hasattr(agents, "__len__"):
+        raise EvalConfigError("agents must be a list of 1 to 4 agents or specs")
+    agents = list(agents)
+    if not 1 <= len(agents) <= 4:
+        raise EvalConfigError(f"need 1 to 4 agents (4 seats; the last one fills the rest), got {len(agents)}")
+    return agents + [agents[-1]] * (4 - len(agents))
+
+
+def _distinct(agents) -> tuple[np.ndarray, list, list[str], list]:
+    """Slot -> distinct agent index, the distinct agents (objects), their names, their specs."""
+    agents = _fill_slots(agents)
+    keys: list = []
+    objs: list = []
+    specs: list = []
+    slot_agent = np.zeros(4, dtype=np.int64)
+    for i, a in enumerate(agents):
+        key = a.strip() if isinstance(a, str) else id(a)
+        if key not in keys:
+            keys.append(key)
+            objs.append(make_agent(a))  # raises AgentSpecError on a bad spec
+            specs.append(a.strip() if isinstance(a, str) else a)
+        slot_agent[i] = keys.index(key)
+    names: list[str] = []
+    for k, o in zip(keys, objs):
+        base = k if isinstance(k, str) else _label(o)
+        name = base
+        n = 2
+        while name in names:
+            name = f"{base}#{n}"
+            n += 1
+        names.append(name)
+    return slot_agent, objs, names, specs
+
+
+def evaluate(
+    agents: list,
+    hands: int,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    *,
+    rules: str = DEFAULT_RULES,
+    batch: int = DEFAULT_BATCH,
+    _raw: bool = False,
+) -> dict:
+    """Play ``hands`` hands in the duplicate format and return the statistics (``results.json``).
+
+    ``agents``: 4 agents or spec strings, one per slot (equal specs are one agent, pooled);
+    with fewer, the last one fills the remaining slots (``[A, B]`` = A against three B).
+    ``hands`` is rounded up to a multiple of 4. ``workers`` > 1 plays batches in that many
+    processes (same results). ``batch``: tables per batch (a multiple of 4).
+    """
+    if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
+        raise EvalConfigError(f"hands must be a positive integer, got {hands!r}")
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise EvalConfigError(f"workers must be a positive integer, got {workers!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise EvalConfigError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 4 or batch % 4:
+        raise EvalConfigError(f"batch must be a positive multiple of 4, got {batch!r}")
+    from fzmj_env.rules import load_rules
+
+    try:
+        load_rules(rules)
+    except Exception as e:  # noqa: BLE001
+        raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
+    slot_agent, objs, names, specs = _distinct(agents)
+    walls = -(-int(hands) // 4)
+    n_batches = -(-walls // (batch // 4))
+    workers = min(int(workers), n_batches)
+    t0 = time.perf_counter()
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=4 * walls, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
+    parts: list = []
+    decisions = 0
+    try:
+        if workers == 1:
+            setup = _Setup(slot_agent, objs, rules, int(seed), int(batch), walls)
+            for b in range(n_batches):
+                done_before = bar.n
+
+                def tick(k, base=done_before):
+                    bar.update(base + k - bar.n)
+
+                res, dec = _play_batch(setup, b, tick)
+                parts.append(res)
+                decisions += dec
+        else:
+            # specs are rebuilt in each worker (a checkpoint is loaded there); objects are inherited
+            setup = _Setup(slot_agent, [s for s in specs], rules, int(seed), int(batch), walls)
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context("spawn")
+            with ctx.Pool(workers, initializer=_worker_init, initargs=(setup,)) as pool:
+                for res, dec in pool.imap(_worker_play, range(n_batches)):
+                    parts.append(res)
+                    decisions += dec
+                    bar.update(len(res))
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - t0
+    results = np.concatenate(parts)
+    stats, raw = _aggregate(results, walls, slot_agent, names)
+    out = {
+        "version": RESULT_VERSION,
+        "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
+        "seed": int(seed),
+        "hands": 4 * walls,
+        "hands_requested": int(hands),
+        "walls": walls,
+        "rules": str(rules),
+        "batch": int(batch),
+        "slots": [names[slot_agent[i]] for i in range(4)],
+        **stats,
+        "timing": {
+            "elapsed_s": elapsed,
+            "hands_per_s": 4 * walls / elapsed if elapsed > 0 else None,
+            "decisions": int(decisions),
+            "workers": workers,
+        },
+    }
+    if _raw:
+        return out, raw
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# reporting
+# ---------------------------------------------------------------------------------------------
+def _f(x, fmt="{:+.2f}") -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
+
+
+def _ci(ci) -> str:
+    return "–" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+
+
+def markdown(res: dict) -> str:
+    """The results as Markdown tables."""
+    lines = [
+        f"**fzmj-eval** — {res['hands']} hands ({res['walls']} walls × 4 seat rotations, duplicate), "
+        f"seed {res['seed']}, rules `{res['rules']}`; drawn hands {100 * res['draw_rate']:.1f}%",
+        "",
+        "| agent | slots | mean score / hand | 95% CI | win % | self-draw % | deal-in % | mean win value |",
+        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, a in res["agents"].items():
+        lines.append(
+            f"| {name} | {','.join(map(str, a['slots']))} | {_f(a['mean_score'])} | {_ci(a['ci95'])} "
+            f"| {100 * a['win_rate']:.1f} | {100 * a['self_draw_rate']:.1f} | {100 * a['deal_in_rate']:.1f} "
+            f"| {_f(a['mean_win_value'], '{:.1f}')} |"
+        )
+    if len(res["agents"]) < 4:  # an agent holds several slots: show each slot too
+        lines += [
+            "",
+            "| slot | agent | mean score / hand | 95% CI | win % | self-draw % | deal-in % |",
+            "| ---: | --- | ---: | --- | ---: | ---: | ---: |",
+        ]
+        for p in res["per_slot"]:
+            lines.append(
+                f"| {p['slot']} | {p['agent']} | {_f(p['mean_score'])} | {_ci(p['ci95'])} | {100 * p['win_rate']:.1f} "
+                f"| {100 * p['self_draw_rate']:.1f} | {100 * p['deal_in_rate']:.1f} |"
+            )
+    lines += ["", "| agent | " + " | ".join(SPECIAL_NAMES) + " |", "| --- |" + " ---: |" * len(SPECIAL_NAMES)]
+    for name, a in res["agents"].items():
+        lines.append(f"| {name} | " + " | ".join(str(a["specials"][s]) for s in SPECIAL_NAMES) + " |")
+    if res.get("pairwise"):
+        lines += [
+            "",
+            "| pair (a vs b) | mean score diff / hand (a − b) | 95% CI | a out-scores b |",
+            "| --- | ---: | --- | ---: |",
+        ]
+        for p in res["pairwise"]:
+            lines.append(
+                f"| {p['a']} vs {p['b']} | {_f(p['mean_diff'])} | {_ci(p['ci95'])} | {100 * p['a_outscores_b']:.1f}% |"
+            )
+    if res.get("ratings"):
+        lines += ["", "| agent | OpenSkill μ | σ | ordinal (μ − 3σ) |", "| --- | ---: | ---: | ---: |"]
+        for name in res["agents"]:
+            r = res["ratings"]["agents"].get(name)
+            if isinstance(r, dict):
+                lines.append(f"| {name} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} |")
+    t = res.get("timing", {})
+    if t.get("hands_per_s"):
+        lines += ["", f"_{t['elapsed_s']:.1f} s, {t['hands_per_s']:.0f} hands/s, {t['workers']} worker(s)_"]
+    return "\n".join(lines)
+
+
+def plot(res: dict, raw: dict, path: str) -> None:
+    """Score distribution and cumulative score per agent into ``path`` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    pts = raw["slot_points"]
+    for a, name in enumerate(res["agents"]):
+        S = res["agents"][name]["slots"]
+        x = pts[:, :, S].reshape(-1)
+        lo, hi = np.percentile(x, [0.5, 99.5]) if x.size else (0, 1)
+        ax1.hist(np.clip(x, lo, hi), bins=60, alpha=0.5, label=name, density=True)
+        ax2.plot(np.arange(1, len(raw["per_hand"][name]) + 1), np.cumsum(raw["per_hand"][name]), label=name)
+    ax1.set_title("score per hand (0.5–99.5 percentile range)")
+    ax1.set_xlabel("points")
+    ax1.set_yscale("log")
+    ax1.legend()
+    ax2.set_title("cumulative score (hands in wall order)")
+    ax2.set_xlabel("hand")
+    ax2.set_ylabel("points")
+    ax2.axhline(0, color="grey", lw=0.5)
+    ax2.legend()
+    fig.suptitle(f"fzmj-eval: {res['hands']} hands, seed {res['seed']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="fzmj-eval",
+        description="Benchmark four agents on Fuzhou Mahjong in the duplicate format "
+        "(every wall played once per seat rotation).",
+        epilog=f"Agent specs: {SPEC_HELP}.",
+    )
+    p.add_argument(
+        "--agents", nargs="+", required=True, metavar="SPEC",
+        help="1 to 4 agent specs, one per seat slot; the last fills the remaining slots (A B = A against three B)",
+    )
+    p.add_argument("--hands", type=int, default=1000, help="hands to play, rounded up to a multiple of 4 (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
+    p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="plot score distributions and cumulative scores")
+    p.add_argument("--rules", default=DEFAULT_RULES, help=f"rule preset (default {DEFAULT_RULES})")
+    p.add_argument("--batch", type=int, default=DEFAULT_BATCH, help=f"tables per batch, a multiple of 4 (default {DEFAULT_BATCH})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv=None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    if len(args.agents) > 4:
+        p.error(f"--agents takes at most 4 specs (one per seat), got {len(args.agents)}")
+    if args.hands < 1:
+        p.error("--hands must be >= 1")
+    if args.workers < 1:
+        p.error("--workers must be >= 1")
+    if args.batch < 4 or args.batch % 4:
+        p.error("--batch must be a positive multiple of 4")
+    if not 0 <= args.seed < 2**64:
+        p.error("--seed must be in 0..2**64-1")
+    for path, what in ((args.out, "--out"), (args.plot, "--plot")):
+        if path:
+            d = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(d):
+                p.error(f"{what}: directory {d!r} does not exist")
+    try:
+        res, raw = evaluate(
+            args.agents,
+            args.hands,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            rules=args.rules,
+            batch=args.batch,
+            _raw=True,
+        )
+    except (AgentSpecError, EvalConfigError) as e:
+        p.error(str(e))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{p.prog}: interrupted\n")
+        return 130
+    except Exception as e:  # noqa: BLE001 - an agent failed during play: one line, exit 1
+        sys.stderr.write(f"{p.prog}: error: {type(e).__name__}: {e}\n")
+        return 1
+    print(markdown(res))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(res, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    if args.plot:
+        plot(res, raw, args.plot)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

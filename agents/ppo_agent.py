@@ -1,0 +1,58 @@
+"""``ppo:PATH``: a policy checkpoint of the PPO trainer (``train/``), acting on CPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .base import Agent, AgentSpecError, as_batch
+
+
+class PPOAgent(Agent):
+    """Loads ``PATH`` through ``train.checkpoint.load_policy(path, device=...)``.
+
+    The policy is a torch module with ``act(obs int8 (N, 97, 27), mask (N, 62),
+    deterministic: bool) -> LongTensor (N,)``. ``deterministic=True`` (the default) takes the
+    most likely legal action; ``False`` samples (then ``reset(seed)`` seeds torch's generator).
+    """
+
+    def __init__(self, path: str | Path, deterministic: bool = True, device: str = "cpu", name: str | None = None):
+        p = Path(path)
+        if not p.exists():
+            raise AgentSpecError(f"no such checkpoint: {str(path)!r}")
+        if p.is_dir():
+            raise AgentSpecError(f"checkpoint {str(path)!r} is a directory, expected a checkpoint file")
+        try:
+            from train.checkpoint import load_policy
+        except ImportError as e:
+            raise AgentSpecError(f"cannot load PPO checkpoint {str(path)!r}: train.checkpoint is not available ({e})") from e
+        try:
+            policy = load_policy(str(p), device=device)
+        except Exception as e:  # noqa: BLE001 - any loader failure is a bad checkpoint to the user
+            raise AgentSpecError(f"cannot load PPO checkpoint {str(path)!r}: {type(e).__name__}: {e}") from e
+        if hasattr(policy, "eval"):
+            policy.eval()
+        self.policy = policy
+        self.path = str(path)
+        self.device = device
+        self.deterministic = bool(deterministic)
+        self.name = name or f"ppo:{path}"
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None and not self.deterministic:
+            import torch
+
+            torch.manual_seed(int(seed) % (2**63))
+
+    def act(self, obs, mask) -> np.ndarray:
+        import torch
+
+        obs, mask = as_batch(obs, mask)
+        with torch.no_grad():
+            a = self.policy.act(
+                torch.from_numpy(obs).to(self.device),
+                torch.from_numpy(mask).to(self.device),
+                deterministic=self.deterministic,
+            )
+        return np.asarray(a.cpu().numpy() if hasattr(a, "cpu") else a, dtype=np.int64).reshape(-1)

@@ -1,0 +1,287 @@
+"""Actor-critic networks over the v1 observation planes (``(97, 27)`` int8, every value 0 or 1).
+
+* ``mlp``: the flattened planes -> hidden layers -> policy logits (62) and a value.
+* ``resnet``: the planes as 97 channels over the 3 suits x 9 ranks grid, a stem and residual
+  blocks of ``(1, 3)`` convolutions (a rank's neighbours within its own suit), then an MLP head.
+
+The int8 observation goes into the model as it is; the conversion to float happens inside.
+The first layer of ``mlp`` is a :class:`BinaryLinear`: on CPU it adds up the weight rows of the
+ones (about 6 % of the 2,619 inputs are 1), roughly ten times cheaper than the dense product
+both forward and backward; on CUDA it is the dense product. Same parameters, same result.
+
+With ``oracle_critic`` the value comes from a separate network that also sees the oracle planes
+(``docs/observation.md``: the hidden part of the state); the policy never does.
+
+Every policy has ``act(obs, mask, deterministic) -> actions`` (what ``agents/ppo_agent.py`` and
+the evaluator call) and ``get_action_and_value`` (what PPO calls). Illegal actions get the logit
+``ILLEGAL_LOGIT`` before the softmax.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+from numba import njit
+
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
+
+OBS_SHAPE = (NUM_CHANNELS, 27)
+ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
+ILLEGAL_LOGIT = -1e8  # exp() underflows to exactly 0 in float32, and 0 * ILLEGAL_LOGIT stays finite
+
+
+# ---- the binary first layer -------------------------------------------------------------------
+@njit(cache=True)
+def active_indices(x):
+    """Column indices of the nonzeros of each row of ``x`` (N, D) int8, padded with -1: (N, K) int32."""
+    n, d = x.shape
+    k_max = 1
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            if x[i, j] != 0:
+                c += 1
+        if c > k_max:
+            k_max = c
+    out = np.full((n, k_max), -1, np.int32)
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            if x[i, j] != 0:
+                out[i, c] = j
+                c += 1
+    return out
+
+
+@njit(cache=True)
+def _gather_sum(idx, w, out):
+    """out[i] = sum of w[j] over the active j of row i."""
+    n, k = idx.shape
+    h = w.shape[1]
+    for i in range(n):
+        acc = out[i]
+        acc[:] = 0.0
+        for c in range(k):
+            j = idx[i, c]
+            if j < 0:
+                break
+            row = w[j]
+            for u in range(h):
+                acc[u] += row[u]
+
+
+@njit(cache=True)
+def _scatter_sum(idx, g, gw):
+    """gw[j] += g[i] for every active j of row i (the weight gradient of ``_gather_sum``)."""
+    n, k = idx.shape
+    h = g.shape[1]
+    for i in range(n):
+        gi = g[i]
+        for c in range(k):
+            j = idx[i, c]
+            if j < 0:
+                break
+            row = gw[j]
+            for u in range(h):
+                row[u] += gi[u]
+
+
+class _BinaryMatmul(torch.autograd.Function):
+    """``x @ w`` for a 0/1 ``x`` given as active indices (CPU only); gradient for ``w`` only."""
+
+    @staticmethod
+    def forward(ctx, idx: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        out = torch.empty(idx.shape[0], w.shape[1], dtype=w.dtype)
+        _gather_sum(idx.numpy(), w.detach().contiguous().numpy(), out.numpy())
+        ctx.save_for_backward(idx)
+        ctx.w_shape = w.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (idx,) = ctx.saved_tensors
+        gw = torch.zeros(ctx.w_shape, dtype=grad_out.dtype)
+        _scatter_sum(idx.numpy(), grad_out.contiguous().numpy(), gw.numpy())
+        return None, gw
+
+
+class BinaryLinear(nn.Module):
+    """``y = x @ weight + bias`` for a flattened 0/1 int8 ``x`` (weight is ``(in, out)``).
+
+    ``mode``: ``"sparse"`` (sum of the weight rows of the ones; CPU only), ``"dense"`` (float
+    matmul) or ``"auto"`` (sparse on CPU, dense elsewhere). The result is the same.
+    """
+
+    def __init__(self, in_features: int, out_features: int, mode: str = "auto"):
+        super().__init__()
+        if mode not in ("auto", "sparse", "dense"):
+            raise ValueError(f"mode must be auto, sparse or dense, got {mode!r}")
+        self.in_features, self.out_features, self.mode = in_features, out_features, mode
+        w = torch.empty(out_features, in_features)
+        nn.init.orthogonal_(w, math.sqrt(2))
+        self.weight = nn.Parameter(w.t().contiguous())
+        self.bias = nn.Parameter(torch.zeros(out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
+        if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
+            idx = torch.from_numpy(active_indices(x.to(torch.int8).contiguous().numpy()))
+            return _BinaryMatmul.apply(idx, self.weight) + self.bias
+        return torch.addmm(self.bias, x.to(self.weight.dtype), self.weight)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, mode={self.mode}"
+
+
+def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
+    """CleanRL's init: orthogonal weights with gain ``std``, constant bias."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+# ---- trunks -------------------------------------------------------------------------------------
+class MLPTrunk(nn.Module):
+    """Flattened binary planes -> ``hidden_sizes`` ReLU layers."""
+
+    def __init__(self, in_features: int, hidden_sizes: list[int], input_layer: str = "auto"):
+        super().__init__()
+        self.first = BinaryLinear(in_features, hidden_sizes[0], input_layer)
+        layers: list[nn.Module] = []
+        for a, b in zip(hidden_sizes, hidden_sizes[1:], strict=False):
+            layers += [layer_init(nn.Linear(a, b)), nn.ReLU()]
+        self.rest = nn.Sequential(*layers)
+        self.out_features = hidden_sizes[-1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rest(torch.relu(self.first(x.flatten(1))))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, (1, 3), padding=(0, 1))
+        self.conv2 = nn.Conv2d(channels, channels, (1, 3), padding=(0, 1))
+        nn.init.zeros_(self.conv2.weight)  # each block starts as the identity
+        nn.init.zeros_(self.conv2.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.conv2(torch.relu(self.conv1(x))))
+
+
+class ResNetTrunk(nn.Module):
+    """Planes (C, 27) as C channels over (3 suits, 9 ranks) -> stem + residual blocks -> MLP."""
+
+    def __init__(self, in_channels: int, channels: int, blocks: int, hidden_sizes: list[int]):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(in_channels, channels, (1, 3), padding=(0, 1)), nn.ReLU())
+        self.blocks = nn.Sequential(*[ResidualBlock(channels) for _ in range(blocks)])
+        layers: list[nn.Module] = []
+        prev = channels * 27
+        for h in hidden_sizes:
+            layers += [layer_init(nn.Linear(prev, h)), nn.ReLU()]
+            prev = h
+        self.head = nn.Sequential(*layers)
+        self.out_features = prev
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.to(self.stem[0].weight.dtype).reshape(x.shape[0], x.shape[1], 3, 9)
+        return self.head(self.blocks(self.stem(x)).flatten(1))
+
+
+# ---- the actor-critic -------------------------------------------------------------------------
+class ActorCritic(nn.Module):
+    """Masked categorical policy over the 62 actions and a value, from v1 planes.
+
+    ``spec`` (stored in checkpoints, see :func:`build_policy`): ``network`` ("mlp" | "resnet"),
+    ``hidden_sizes``, ``res_channels``, ``res_blocks``, ``input_layer``, ``oracle_critic``.
+    """
+
+    def __init__(
+        self,
+        network: str = "mlp",
+        hidden_sizes: list[int] | tuple[int, ...] = (256, 256),
+        res_channels: int = 64,
+        res_blocks: int = 4,
+        input_layer: str = "auto",
+        oracle_critic: bool = False,
+    ):
+        super().__init__()
+        self.spec = dict(
+            network=network,
+            hidden_sizes=list(hidden_sizes),
+            res_channels=res_channels,
+            res_blocks=res_blocks,
+            input_layer=input_layer,
+            oracle_critic=oracle_critic,
+        )
+        self.oracle_critic = oracle_critic
+        C, W = OBS_SHAPE
+        if network == "mlp":
+            self.trunk = MLPTrunk(C * W, list(hidden_sizes), input_layer)
+        elif network == "resnet":
+            self.trunk = ResNetTrunk(C, res_channels, res_blocks, list(hidden_sizes))
+        else:
+            raise ValueError(f"network must be 'mlp' or 'resnet', got {network!r}")
+        self.actor = layer_init(nn.Linear(self.trunk.out_features, NUM_ACTIONS), std=0.01)
+        if oracle_critic:  # the critic sees the observation and the oracle planes: its own network
+            self.critic_trunk = MLPTrunk((C + ORACLE_SHAPE[0]) * W, list(hidden_sizes), input_layer)
+            self.critic = layer_init(nn.Linear(self.critic_trunk.out_features, 1), std=1.0)
+        else:  # shared trunk
+            self.critic = layer_init(nn.Linear(self.trunk.out_features, 1), std=1.0)
+
+    # -- pieces -------------------------------------------------------------------------------
+    def masked_logits(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.actor(hidden)
+        return torch.where(mask.bool(), logits, torch.full_like(logits, ILLEGAL_LOGIT))
+
+    def value_from(self, hidden: torch.Tensor, obs: torch.Tensor, oracle: torch.Tensor | None) -> torch.Tensor:
+        if self.oracle_critic:
+            if oracle is None:
+                raise ValueError("this policy's critic needs the oracle planes (oracle_critic=True)")
+            both = torch.cat([obs.flatten(1), oracle.flatten(1)], dim=1)
+            return self.critic(self.critic_trunk(both)).squeeze(-1)
+        return self.critic(hidden).squeeze(-1)
+
+    # -- what PPO calls -----------------------------------------------------------------------
+    def get_value(self, obs: torch.Tensor, oracle: torch.Tensor | None = None) -> torch.Tensor:
+        hidden = None if self.oracle_critic else self.trunk(obs)
+        return self.value_from(hidden, obs, oracle)
+
+    def get_action_and_value(self, obs, mask, action=None, oracle=None):
+        """``(action, log_prob(action), entropy, value)``; samples ``action`` when it is None."""
+        hidden = self.trunk(obs)
+        logits = self.masked_logits(hidden, mask)
+        logp_all = torch.log_softmax(logits, dim=-1)
+        if action is None:
+            action = sample_gumbel(logits)
+        logprob = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+        return action, logprob, entropy, self.value_from(hidden, obs, oracle)
+
+    # -- what agents call ---------------------------------------------------------------------
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """One legal action per row: ``obs`` (N, 97, 27) int8, ``mask`` (N, 62) -> LongTensor (N,)."""
+        dev = next(self.parameters()).device
+        obs = torch.as_tensor(obs, device=dev)
+        mask = torch.as_tensor(mask, device=dev)
+        if obs.dim() == 2:
+            obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
+        logits = self.masked_logits(self.trunk(obs), mask)
+        return logits.argmax(-1) if deterministic else sample_gumbel(logits)
+
+
+def sample_gumbel(logits: torch.Tensor) -> torch.Tensor:
+    """A sample of the categorical ``softmax(logits)`` per row (Gumbel-max: one op, no validation)."""
+    u = torch.rand_like(logits).clamp_(1e-20, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(-1)
+
+
+def build_policy(spec: dict) -> ActorCritic:
+    """An :class:`ActorCritic` from its ``spec`` dict (as saved in checkpoints)."""
+    return ActorCritic(**spec)

@@ -1,0 +1,491 @@
+"""PPO self-play for Fuzhou Mahjong: one shared policy plays all four seats (CleanRL-style, one file).
+
+    fzmj-train --config configs/ppo_default.yaml [--set key=value ...] [--resume CKPT]
+
+Reading order: the config (``Args``), setup, then each update: rollout over the B tables of a
+``VectorEnv`` (the policy is evaluated once per step for every table's acting seat), GAE along
+each (table, seat)'s own decisions (``train/selfplay_buffer.py`` explains the bookkeeping),
+the clipped PPO update, logging, evaluation against ``random`` and ``heuristic``, checkpoints.
+
+Steps are env steps: one decision of the seat to act at one table, whoever plays it.
+TensorBoard events and checkpoints go to ``runs/<run_name>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.vector import VectorEnv, results_of
+
+from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
+from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
+from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
+from .opponents import LEARNER, OpponentPool
+from .selfplay_buffer import SelfPlayBuffer
+
+
+@dataclass
+class Args:
+    # ---- experiment -----------------------------------------------------------------------------
+    exp_name: str = "ppo_selfplay"
+    """name of the experiment; the run directory is <runs_dir>/<exp_name>__<seed>__<unix time> unless run_name is set"""
+    run_name: str = ""
+    """name of the run directory under runs_dir (empty: derived from exp_name, seed and the time)"""
+    runs_dir: str = "runs"
+    """where run directories (TensorBoard events, checkpoints) are written"""
+    seed: int = 1
+    """seed of torch, numpy and the tables' game seeds"""
+    torch_deterministic: bool = True
+    """if toggled, `torch.backends.cudnn.deterministic=True`"""
+    device: str = "auto"
+    """auto (cuda when available, else cpu), cpu or cuda"""
+    torch_threads: int = 0
+    """torch intra-op threads on CPU (0: torch's default, the cores this process may use)"""
+    env_threads: int = 1
+    """Numba threads that step the tables (1: serial; more pays off with thousands of tables)"""
+
+    # ---- environment ----------------------------------------------------------------------------
+    rules: str = "fuzhou-lianzhong"
+    """rule preset of the tables"""
+    hands_per_game: int = 1
+    """hands per game (a match carries dealer and streak from hand to hand)"""
+    reward_scale: float = 0.02
+    """rewards are the hand's score change times this"""
+    num_tables: int = 256
+    """tables stepped together (B); each env step is one decision at every table"""
+    num_steps: int = 64
+    """env steps per table per rollout (T); a rollout is T * B decisions"""
+    total_timesteps: int = 20_000_000
+    """total env steps (decisions of all seats) of the run"""
+
+    # ---- PPO ------------------------------------------------------------------------------------
+    learning_rate: float = 2.5e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the run"""
+    gamma: float = 0.99
+    """discount per decision of the same seat"""
+    gae_lambda: float = 0.95
+    """lambda of GAE along each seat's decisions"""
+    num_minibatches: int = 4
+    """minibatches per epoch (the batch is the rollout's trainable learner decisions)"""
+    update_epochs: int = 2
+    """epochs over the batch per update"""
+    norm_adv: bool = True
+    """normalize advantages per minibatch"""
+    clip_coef: float = 0.2
+    """surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss like the policy (CleanRL)"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping (global norm)"""
+    target_kl: float | None = None
+    """stop the update's epochs early when approx_kl exceeds this (null: never)"""
+
+    # ---- network --------------------------------------------------------------------------------
+    network: str = "mlp"
+    """mlp or resnet"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
+    """mlp: hidden layer sizes; resnet: the MLP head's sizes after the convolutions"""
+    res_channels: int = 64
+    """resnet: channels of the residual tower"""
+    res_blocks: int = 4
+    """resnet: residual blocks"""
+    input_layer: str = "auto"
+    """mlp's first layer over the 0/1 planes: auto (sparse on CPU, dense on CUDA), sparse or dense"""
+    oracle_critic: bool = False
+    """the critic also sees the oracle planes (hidden state); the policy never does"""
+
+    # ---- opponent pool --------------------------------------------------------------------------
+    pool_prob: float = 0.0
+    """probability that a new game is played against the pool (0: pure self-play)"""
+    pool_heuristic_frac: float = 0.5
+    """share of pool games against `heuristic` (the rest: frozen past policies)"""
+    pool_size: int = 8
+    """frozen snapshots of the learner kept in the pool"""
+    pool_snapshot_every: int = 20
+    """updates between two snapshots of the learner into the pool"""
+    pool_learner_seats: int = 2
+    """seats the learner plays in a pool game (the opponent plays the others)"""
+    pool_paths: list[str] = field(default_factory=list)
+    """checkpoints that stay in the pool as fixed opponents"""
+
+    # ---- logging, evaluation, checkpoints -------------------------------------------------------
+    log_every: int = 1
+    """updates between two console lines / chart points"""
+    eval_every: int = 25
+    """updates between duplicate evaluations against random and heuristic (0: never)"""
+    eval_hands: int = 400
+    """hands per evaluation (against each of random and heuristic)"""
+    eval_workers: int = 1
+    """processes of the evaluator"""
+    save_every: int = 50
+    """updates between two checkpoints (there is always one at the end)"""
+
+    def __post_init__(self):
+        def check(ok: bool, key: str, what: str):
+            if not ok:
+                raise ConfigError(f"{key}: {what}, got {getattr(self, key)!r}")
+
+        check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device", "expected auto, cpu or cuda")
+        check(self.network in ("mlp", "resnet"), "network", "expected mlp or resnet")
+        check(self.input_layer in ("auto", "sparse", "dense"), "input_layer", "expected auto, sparse or dense")
+        for key in ("num_tables", "num_steps", "total_timesteps", "hands_per_game", "num_minibatches", "update_epochs",
+                    "env_threads", "res_channels", "res_blocks", "log_every", "save_every", "eval_hands", "eval_workers",
+                    "pool_snapshot_every"):
+            check(getattr(self, key) >= 1, key, "expected a positive integer")
+        for key in ("torch_threads", "eval_every", "pool_size", "seed"):
+            check(getattr(self, key) >= 0, key, "expected a non-negative integer")
+        check(len(self.hidden_sizes) >= 1 and min(self.hidden_sizes) >= 1, "hidden_sizes", "expected positive sizes")
+        check(self.learning_rate > 0, "learning_rate", "expected a positive number")
+        for key in ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac"):
+            check(0.0 <= getattr(self, key) <= 1.0, key, "expected a number in [0, 1]")
+        check(1 <= self.pool_learner_seats <= 3, "pool_learner_seats", "expected 1, 2 or 3")
+        check(self.target_kl is None or self.target_kl > 0, "target_kl", "expected a positive number or null")
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_tables * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.total_timesteps // self.batch_size)
+
+
+# ---- small helpers --------------------------------------------------------------------------------
+class HandStats:
+    """Hands finished during a logging window, from the learner's seats: score, wins, deal-ins."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.seat_hands = self.points = self.wins = self.deal_ins = self.self_draws = 0
+
+    def record(self, info: dict, controller: np.ndarray) -> None:
+        for res in results_of(info):
+            learner = np.flatnonzero(controller[res["table"]] == LEARNER)
+            winner, discarder = res["winner"], res["discarder"]
+            self.seat_hands += len(learner)
+            self.points += sum(res["points"][s] for s in learner)
+            if winner is not None and winner in learner:
+                self.wins += 1
+                self.self_draws += discarder is None
+            if winner is not None and discarder is not None and discarder != winner and discarder in learner:
+                self.deal_ins += 1
+
+    def summary(self) -> dict | None:
+        if self.seat_hands == 0:
+            return None
+        n = self.seat_hands
+        return {"mean_hand_score": self.points / n, "win_rate": self.wins / n, "deal_in_rate": self.deal_ins / n,
+                "self_draw_rate": self.self_draws / n}
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA device is available (torch.cuda.is_available() is False)")
+    return torch.device(name)
+
+
+def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dict:
+    """Duplicate evaluation of the checkpoint's policy against ``opponent`` (agents' evaluator)."""
+    from agents.evaluate import evaluate
+
+    result = evaluate([f"ppo:{ckpt}", opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers,
+                      progress=False)
+    return _first_agent_stats(result)
+
+
+def _first_agent_stats(result) -> dict:
+    """The learner's entry of an ``evaluate`` result (the first agent)."""
+    per_agent = result.get("agents", result) if isinstance(result, dict) else result
+    if isinstance(per_agent, dict):
+        per_agent = list(per_agent.values())
+    first = per_agent[0]
+    return first
+
+
+def parse_args(argv=None) -> tuple[Args, dict | None]:
+    docs = field_docs(Args)
+    keys = "\n".join(f"  {f.name} ({f.type}): {docs.get(f.name, '')}" for f in dataclasses.fields(Args))
+    parser = argparse.ArgumentParser(
+        prog="fzmj-train",
+        description="PPO self-play for Fuzhou Mahjong (one policy, four seats).",
+        epilog=f"config keys (YAML file or --set key=value):\n{keys}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", help="YAML config file (default: the built-in defaults)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key (repeatable), e.g. --set num_tables=512")
+    parser.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
+    parser.add_argument("--device", help="shortcut for --set device=...")
+    ns = parser.parse_args(argv)
+    overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
+    try:
+        if ns.resume:
+            ckpt = load_checkpoint(ns.resume)
+            if ns.config:
+                args = load_config(Args, ns.config, overrides)
+            else:  # the run's own config, then the overrides
+                base = from_dict(Args, ckpt["config"], where=f"{ns.resume} config")
+                data = dict(parse_override(o) for o in overrides)
+                args = from_dict(Args, data, base=base, where="--set")
+            return args, ckpt
+        return load_config(Args, ns.config, overrides), None
+    except ConfigError as e:
+        parser.error(str(e))
+    except (FileNotFoundError, ValueError) as e:
+        parser.error(str(e))
+
+
+def main(argv=None) -> int:
+    args, resume = parse_args(argv)
+
+    # ---- setup ------------------------------------------------------------------------------------
+    if resume is not None and not args.run_name:
+        args.run_name = resume["config"].get("run_name", "")
+    if not args.run_name:
+        args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    run_dir = Path(args.runs_dir) / args.run_name
+    ckpt_dir = run_dir / "checkpoints"
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    start_update, global_step = 1, 0
+    if resume is not None:
+        start_update, global_step = resume["update"] + 1, resume["global_step"]
+    writer = SummaryWriter(str(run_dir), purge_step=global_step if resume is not None else None)
+    writer.add_text("config", "```yaml\n" + to_yaml(args) + "```", global_step)
+    writer.add_text(
+        "hyperparameters",
+        "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
+        global_step,
+    )
+
+    np_rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    device = pick_device(args.device)
+
+    # a resumed run plays new games: the env seed moves on with the update number
+    env_seed = (args.seed * 1_000_003 + start_update - 1) % 2**63
+    env = VectorEnv(args.num_tables, rules=args.rules, seed=env_seed, hands_per_game=args.hands_per_game,
+                    oracle=args.oracle_critic, reward_scale=args.reward_scale, num_threads=args.env_threads)
+    B, T = args.num_tables, args.num_steps
+
+    agent = ActorCritic(args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer,
+                        args.oracle_critic).to(device)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+
+    pool = None
+    if args.pool_prob > 0:
+        pool = OpponentPool(B, args.pool_prob, args.pool_heuristic_frac, args.pool_size, args.pool_learner_seats,
+                            np_rng, device)
+        for path in args.pool_paths:
+            pool.add_fixed(load_policy(path, device))
+    controller = pool.controller if pool is not None else np.full((B, 4), LEARNER, dtype=np.int64)
+
+    if resume is not None:
+        agent.load_state_dict(resume["model"])
+        if resume.get("optimizer"):
+            optimizer.load_state_dict(resume["optimizer"])
+        set_rng_state(resume.get("rng", {}), np_rng)
+        if pool is not None and resume.get("pool"):
+            pool.load_state_dicts(agent, resume["pool"])
+
+    buffer = SelfPlayBuffer(B, (T + 4) * B, OBS_SHAPE, NUM_ACTIONS, device,
+                            ORACLE_SHAPE if args.oracle_critic else None)
+    stats = HandStats()
+    actions = np.zeros(B, dtype=np.int64)
+    all_tables = np.arange(B)
+    latest_eval: dict[str, dict] = {}
+
+    print(f"fzmj-train: run {run_dir}  device {device}  {B} tables x {T} steps = {B * T} steps/update, "
+          f"{args.num_updates} updates  (torch threads {torch.get_num_threads()})", flush=True)
+
+    def save(update: int) -> Path:
+        extra = {"pool": pool.state_dicts()} if pool is not None else {}
+        state = dict(policy=agent, optimizer=optimizer, config=dataclasses.asdict(args), update=update,
+                     global_step=global_step, rng=rng_state(np_rng), **extra)
+        save_checkpoint(ckpt_dir / f"update_{update:06d}.pt", **state)
+        return save_checkpoint(ckpt_dir / "latest.pt", **state)
+
+    obs, mask, seat = env.reset()
+    oracle = env._oracle if args.oracle_critic else None  # reset() returns no oracle; step() puts it in info
+    if pool is not None:
+        pool.assign(all_tables)
+    start_time, start_step = time.time(), global_step
+
+    for update in range(start_update, args.num_updates + 1):
+        if args.anneal_lr:
+            frac = 1.0 - (update - 1.0) / args.num_updates
+            optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+
+        # the decisions carried over from the last rollout get values from the updated critic
+        if buffer.n:
+            with torch.no_grad():
+                o = buffer.oracle[: buffer.n] if buffer.oracle is not None else None
+                buffer.values[: buffer.n] = agent.get_value(buffer.obs[: buffer.n], o)
+
+        # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
+        t_rollout = time.perf_counter()
+        for _step in range(T):
+            global_step += B
+            ctrl = controller[all_tables, seat]
+            rows = all_tables if pool is None else np.flatnonzero(ctrl == LEARNER)
+            if len(rows):
+                obs_d = torch.from_numpy(obs[rows] if pool is not None else obs).to(device)
+                mask_d = torch.from_numpy(mask[rows] if pool is not None else mask).to(device)
+                oracle_d = torch.from_numpy(oracle[rows]).to(device) if oracle is not None else None
+                with torch.no_grad():
+                    action, logprob, _, value = agent.get_action_and_value(obs_d, mask_d, oracle=oracle_d)
+                buffer.add(rows, seat[rows], obs_d, mask_d, action, logprob, value, oracle_d)
+                actions[rows] = action.cpu().numpy()
+            if pool is not None:
+                pool.act(ctrl, obs, mask, actions)
+
+            obs, mask, seat, rewards, done, info = env.step(actions)
+            oracle = info.get("oracle")
+            buffer.credit(seat, info["pending_reward"], done, info["final_reward"])
+            if info["hand_over"].any():
+                stats.record(info, controller)  # before the ended games' seats are redrawn
+            if pool is not None and done.any():
+                pool.assign(np.flatnonzero(done))
+
+        # ---- advantages along each (table, seat)'s own decisions -------------------------------
+        t_update = time.perf_counter()
+        t_rollout = t_update - t_rollout
+        advantages, returns, train_idx = buffer.compute_gae(args.gamma, args.gae_lambda)
+        b_values = buffer.values[: buffer.n]
+
+        # ---- PPO update ---------------------------------------------------------------------------
+        n_train = len(train_idx)
+        mb_size = max(1, math.ceil(n_train / args.num_minibatches))
+        clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
+        pg_loss = v_loss = entropy_loss = torch.zeros(())
+        idx_all = torch.as_tensor(train_idx, device=device)
+        for _epoch in range(args.update_epochs):
+            perm = idx_all[torch.randperm(n_train).to(device)]
+            for start in range(0, n_train, mb_size):
+                mb = perm[start : start + mb_size]
+                mb_oracle = buffer.oracle[mb] if buffer.oracle is not None else None
+                _, newlogprob, entropy, newvalue = agent.get_action_and_value(
+                    buffer.obs[mb], buffer.mask[mb], buffer.actions[mb], oracle=mb_oracle
+                )
+                logratio = newlogprob - buffer.logprobs[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    # http://joschu.net/blog/kl-approx.html
+                    old_approx_kl = (-logratio).mean()
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs += [((ratio - 1.0).abs() > args.clip_coef).float().mean().item()]
+
+                mb_adv = advantages[mb]
+                if args.norm_adv and len(mb) > 1:
+                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+
+                # policy loss
+                pg_loss1 = -mb_adv * ratio
+                pg_loss2 = -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+                pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+
+                # value loss
+                if args.clip_vloss:
+                    v_loss_unclipped = (newvalue - returns[mb]) ** 2
+                    v_clipped = b_values[mb] + torch.clamp(newvalue - b_values[mb], -args.clip_coef, args.clip_coef)
+                    v_loss_clipped = (v_clipped - returns[mb]) ** 2
+                    v_loss = 0.5 * torch.max(v_loss_unclipped, v_loss_clipped).mean()
+                else:
+                    v_loss = 0.5 * ((newvalue - returns[mb]) ** 2).mean()
+
+                entropy_loss = entropy.mean()
+                loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                optimizer.step()
+
+            if args.target_kl is not None and approx_kl > args.target_kl:
+                break
+
+        y_pred = b_values[idx_all].cpu().numpy() if n_train else np.zeros(1)
+        y_true = returns[idx_all].cpu().numpy() if n_train else np.zeros(1)
+        var_y = np.var(y_true)
+        explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+        carried = buffer.carry_over()
+        t_update = time.perf_counter() - t_update
+
+        # ---- logging ------------------------------------------------------------------------------
+        sps = int((global_step - start_step) / max(time.time() - start_time, 1e-9))
+        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+        writer.add_scalar("charts/SPS", sps, global_step)
+        writer.add_scalar("charts/trained_decisions", n_train, global_step)
+        writer.add_scalar("charts/carried_decisions", carried, global_step)
+        writer.add_scalar("perf/rollout_seconds", t_rollout, global_step)
+        writer.add_scalar("perf/update_seconds", t_update, global_step)
+        writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
+        writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
+        writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
+        writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
+        writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
+        writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, global_step)
+        writer.add_scalar("losses/explained_variance", explained_var, global_step)
+        if pool is not None and args.pool_snapshot_every and update % args.pool_snapshot_every == 0:
+            pool.add_snapshot(agent)
+
+        # ---- checkpoint and evaluation ------------------------------------------------------------
+        last = update == args.num_updates
+        do_eval = args.eval_every > 0 and (update % args.eval_every == 0 or last)
+        if do_eval or last or update % args.save_every == 0:
+            latest = save(update)
+        if do_eval:
+            for opponent in ("random", "heuristic"):
+                res = evaluate_checkpoint(latest, opponent, args, seed=args.seed * 7919 + update)
+                latest_eval[opponent] = res
+                writer.add_scalar(f"eval/score_vs_{opponent}", res["mean_score"], global_step)
+                writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)
+
+        if update % args.log_every == 0 or last:
+            hs = stats.summary()
+            line = f"update {update}/{args.num_updates} | step {global_step:,} | SPS {sps:,} ({t_rollout:.1f}s + {t_update:.1f}s)"
+            if hs is not None:
+                for key, value in hs.items():
+                    writer.add_scalar(f"charts/{key}", value, global_step)
+                line += f" | score {hs['mean_hand_score']:+.2f} | win {hs['win_rate']:.1%} | deal-in {hs['deal_in_rate']:.1%}"
+                stats.reset()
+            line += f" | ent {entropy_loss.item():.2f} | kl {approx_kl.item():.4f}"
+            for opponent, res in latest_eval.items():
+                lo, hi = res["ci95"]
+                line += f" | vs {opponent} {res['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+            print(line, flush=True)
+
+    writer.close()
+    print(f"done: {global_step:,} steps; checkpoint {ckpt_dir / 'latest.pt'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
