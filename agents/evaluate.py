@@ -140,13 +140,10 @@ _WORKER_SETUP: _Setup | None = None
 
 def _worker_init(setup: _Setup) -> None:
     global _WORKER_SETUP
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
     agents = [a if isinstance(a, Agent) else make_agent(a) for a in setup.agents]
+    torch = sys.modules.get("torch")  # one thread per worker process (only if an agent uses torch)
+    if torch is not None:
+        torch.set_num_threads(1)
     _WORKER_SETUP = _Setup(setup.slot_agent, agents, setup.rules, setup.seed, setup.batch, setup.walls)
 
 

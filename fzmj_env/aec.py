@@ -271,7 +271,7 @@ class raw_env(AECEnv, EzPickle):
 
         The fields of ``core.state.STATE_DTYPE`` in order; ``core.state.numpy_view`` names them.
         """
-        return self._buf.view(np.int32).copy()
+        return S.flat_state(self._buf, 0)
 
     # ---- stepping ----------------------------------------------------------------------------
     def step(self, action):

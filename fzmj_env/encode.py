@@ -402,7 +402,7 @@ def encode_v1(tb, seat, out):
 
 @njit(cache=True)
 def encode_table(buf, t, seat, out):
-    """Observation of ``seat`` at table ``t`` of ``buf[B, STATE_SIZE]`` into ``out[C, 27]``."""
+    """Observation of ``seat`` at table ``t`` of ``buf`` (B table records) into ``out[C, 27]``."""
     encode_v1(table_view(buf[t]), seat, out)
 
 

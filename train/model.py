@@ -24,7 +24,7 @@ import math
 import numpy as np
 import torch
 import torch.nn as nn
-from numba import njit
+from numba import njit, prange
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
@@ -236,8 +236,7 @@ class ActorCritic(nn.Module):
 
     # -- pieces -------------------------------------------------------------------------------
     def masked_logits(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits = self.actor(hidden)
-        return torch.where(mask.bool(), logits, torch.full_like(logits, ILLEGAL_LOGIT))
+        return self.actor(hidden).masked_fill(mask == 0, ILLEGAL_LOGIT)
 
     def value_from(self, hidden: torch.Tensor, obs: torch.Tensor, oracle: torch.Tensor | None) -> torch.Tensor:
         if self.oracle_critic:

@@ -207,21 +207,16 @@ def pick_device(name: str) -> torch.device:
 
 
 def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dict:
-    """Duplicate evaluation of the checkpoint's policy against ``opponent`` (agents' evaluator)."""
+    """Duplicate evaluation (``agents.evaluate``) of the checkpoint against three ``opponent`` seats.
+
+    Returns the learner's entry: mean_score, ci95, win_rate, deal_in_rate, self_draw_rate, ...
+    """
     from agents.evaluate import evaluate
 
-    result = evaluate([f"ppo:{ckpt}", opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers,
-                      progress=False)
-    return _first_agent_stats(result)
-
-
-def _first_agent_stats(result) -> dict:
-    """The learner's entry of an ``evaluate`` result (the first agent)."""
-    per_agent = result.get("agents", result) if isinstance(result, dict) else result
-    if isinstance(per_agent, dict):
-        per_agent = list(per_agent.values())
-    first = per_agent[0]
-    return first
+    spec = f"ppo:{ckpt}"
+    result = evaluate([spec, opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers,
+                      progress=False, rules=args.rules)
+    return result["agents"][spec]
 
 
 def parse_args(argv=None) -> tuple[Args, dict | None]:
@@ -297,7 +292,7 @@ def main(argv=None) -> int:
 
     agent = ActorCritic(args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer,
                         args.oracle_critic).to(device)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
 
     pool = None
     if args.pool_prob > 0:
@@ -463,7 +458,7 @@ def main(argv=None) -> int:
             latest = save(update)
         if do_eval:
             for opponent in ("random", "heuristic"):
-                res = evaluate_checkpoint(latest, opponent, args, seed=args.seed * 7919 + update)
+                res = evaluate_checkpoint(latest, opponent, args, seed=1_000_000 + args.seed)  # same walls each time
                 latest_eval[opponent] = res
                 writer.add_scalar(f"eval/score_vs_{opponent}", res["mean_score"], global_step)
                 writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)
@@ -478,8 +473,8 @@ def main(argv=None) -> int:
                 stats.reset()
             line += f" | ent {entropy_loss.item():.2f} | kl {approx_kl.item():.4f}"
             for opponent, res in latest_eval.items():
-                lo, hi = res["ci95"]
-                line += f" | vs {opponent} {res['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+                ci = res.get("ci95") or [float("nan")] * 2
+                line += f" | vs {opponent} {res['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]"
             print(line, flush=True)
 
     writer.close()

@@ -1,6 +1,6 @@
 """The state of B tables: one structured numpy array ``buf`` of ``STATE_DTYPE`` records.
 
-Inside Numba, ``tb = buf[t]`` is one table's record, passed by reference, with named int32
+Inside Numba, ``tb = buf[t]`` is one table's record, passed by reference, with named integer
 array fields: ``tb.hand[seat, kind]``, ``tb.wall[i]``, ``tb.m[CUR]``. Why a record: a Numba
 call's cost grows with its arguments. A namedtuple of 17 array views cost ~400 ns per internal
 call and ~11 µs per dispatch from Python here; a record costs a pointer. One buffer is also
@@ -73,31 +73,32 @@ NUM_SCALARS = R_SPECIAL_VALUES + N_SPECIALS
 
 
 # ---- array fields: (name, shape) ---------------------------------------------------------
+# Small dtypes keep a table's record at ~2 KB, so a batch of 1024 tables stays in cache.
 _FIELDS = [
-    ("m", (NUM_SCALARS,)),
-    ("wall", (144,)),
-    ("hand", (4, 27)),  # concealed tiles, golds included as tiles of the gold kind
-    ("flowers", (4, 15)),  # flowers laid out, kinds 27..41 at index kind-27 (R4)
-    ("meld", (4, MAX_MELDS, 4)),  # (type, kind, taken kind or -1, from seat or -1)
-    ("n_melds", (4,)),
-    ("disc", (4, MAX_DISCARDS)),  # discarded kinds in order
-    ("disc_seq", (4, MAX_DISCARDS)),  # global order of each discard
-    ("disc_claimed", (4, MAX_DISCARDS)),  # 1 if that discard was claimed (chi/peng/kong/hu)
-    ("n_disc", (4,)),
-    ("passed", (4, 27)),  # 过水: kinds this seat may not win on by discard (R9.4)
-    ("waits", (4, 27)),  # cache: kinds that complete this seat's last 3n+1 hand (see engine)
-    ("gold_thrown", (4,)),  # seat discarded a gold (R7, R9.3)
-    ("opts", (4,)),  # claim options of each seat in the open window (OPT_* bits)
-    ("ask", (4,)),  # seats asked in the open window, nearest to the discarder first
-    ("choice", (4,)),  # each asked seat's decision (an action)
-    ("points", (4,)),  # score change of the last finished hand
-    ("scores", (4,)),  # cumulative over the game (match)
+    ("m", np.int32, (NUM_SCALARS,)),
+    ("wall", np.int8, (144,)),
+    ("hand", np.int8, (4, 27)),  # concealed tiles, golds included as tiles of the gold kind
+    ("flowers", np.int8, (4, 15)),  # flowers laid out, kinds 27..41 at index kind-27 (R4)
+    ("meld", np.int8, (4, MAX_MELDS, 4)),  # (type, kind, taken kind or -1, from seat or -1)
+    ("n_melds", np.int8, (4,)),
+    ("disc", np.int8, (4, MAX_DISCARDS)),  # discarded kinds in order
+    ("disc_seq", np.int16, (4, MAX_DISCARDS)),  # global order of each discard
+    ("disc_claimed", np.int8, (4, MAX_DISCARDS)),  # 1 if that discard was claimed (chi/peng/kong/hu)
+    ("n_disc", np.int8, (4,)),
+    ("passed", np.int8, (4, 27)),  # 过水: kinds this seat may not win on by discard (R9.4)
+    ("waits", np.int8, (4, 27)),  # cache: kinds that complete this seat's last 3n+1 hand (see engine)
+    ("gold_thrown", np.int8, (4,)),  # seat discarded a gold (R7, R9.3)
+    ("opts", np.int16, (4,)),  # claim options of each seat in the open window (OPT_* bits)
+    ("ask", np.int8, (4,)),  # seats asked in the open window, nearest to the discarder first
+    ("choice", np.int8, (4,)),  # each asked seat's decision (an action)
+    ("points", np.int32, (4,)),  # score change of the last finished hand
+    ("scores", np.int32, (4,)),  # cumulative over the game (match)
 ]
 
-STATE_DTYPE = np.dtype([(name, np.int32, shape) for name, shape in _FIELDS])
+STATE_DTYPE = np.dtype([(name, dtype, shape) for name, dtype, shape in _FIELDS])
 """One table's state as a numpy record; ``buf = np.zeros(B, STATE_DTYPE)`` holds B tables."""
 
-Table = namedtuple("Table", [name for name, _ in _FIELDS])
+Table = namedtuple("Table", [name for name, _, _ in _FIELDS])
 
 
 @njit(cache=True)
@@ -106,9 +107,14 @@ def table_view(record):
     return record
 
 
+def flat_state(buf: np.ndarray, t: int = 0) -> np.ndarray:
+    """Every field of table ``t`` concatenated in layout order, as one flat int32 array (a copy)."""
+    return np.concatenate([buf[name][t].ravel().astype(np.int32) for name, _, _ in _FIELDS])
+
+
 def numpy_view(buf: np.ndarray, t: int = 0) -> Table:
     """Named views of table ``t`` for Python code: ``numpy_view(buf).hand[seat]`` (no copy)."""
-    return Table(*(buf[name][t] for name, _ in _FIELDS))
+    return Table(*(buf[name][t] for name, _, _ in _FIELDS))
 
 
 # ---- enums ---------------------------------------------------------------------------------

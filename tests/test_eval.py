@@ -1,0 +1,144 @@
+"""The duplicate evaluator and the ``fzmj-eval`` CLI (issue 5)."""
+
+import json
+import math
+import textwrap
+
+import numpy as np
+import pytest
+
+import fzmj_env.vector as V
+from agents.evaluate import evaluate, main, mean_ci95, t_quantile_975, wall_seeds
+
+
+def _no_timing(res):
+    return {k: v for k, v in res.items() if k != "timing"}
+
+
+# ---- statistics -------------------------------------------------------------------------------------
+def test_ci_math_on_known_data():
+    m, ci = mean_ci95([1, 2, 3, 4, 5])
+    half = 2.7764 * math.sqrt(2.5) / math.sqrt(5)  # t(0.975, 4) * s / sqrt(n)
+    assert m == 3 and ci == pytest.approx([3 - half, 3 + half], abs=1e-4)
+    m, ci = mean_ci95([2.0, 2.0, 2.0])
+    assert m == 2 and ci == [2, 2]
+    assert mean_ci95([7])[1] is None
+    # Student t 0.975 quantiles (scipy.stats.t.ppf reference values)
+    for df, q in [(1, 12.7062), (10, 2.2281), (30, 2.0423), (31, 2.0395), (40, 2.0211), (60, 2.0003),
+                  (120, 1.9799), (1000, 1.9623)]:
+        assert t_quantile_975(df) == pytest.approx(q, abs=2e-4)
+    # large-sample: the interval of N(0,1) data covers 0 about 95% of the time
+    rng = np.random.default_rng(0)
+    cover = np.mean([(lambda c: c[0] <= 0 <= c[1])(mean_ci95(rng.normal(size=20))[1]) for _ in range(2000)])
+    assert 0.93 < cover < 0.97
+
+
+# ---- duplicate format ---------------------------------------------------------------------------------
+def test_each_wall_is_played_once_per_rotation(monkeypatch):
+    seen = []
+    orig = V.VectorEnv.reset
+
+    def spy(self, seeds=None):
+        out = orig(self, seeds)
+        seen.append((np.array(seeds, dtype=np.uint64), self.buf["wall"].copy(), self.buf["m"][:, 2].copy()))
+        return out
+
+    monkeypatch.setattr(V.VectorEnv, "reset", spy)
+    res = evaluate(["heuristic", "random"], hands=96, seed=5, batch=32, progress=False)
+    assert res["hands"] == 96 and res["walls"] == 24
+    assert len(seen) == 3  # 3 batches of 8 walls
+    seeds = np.concatenate([s for s, _, _ in seen])
+    np.testing.assert_array_equal(seeds, np.repeat(wall_seeds(5, 24), 4))
+    assert len(set(seeds.tolist())) == 24
+    for _, walls, dealers in seen:
+        for w in range(0, len(walls), 4):  # the 4 rotations of a wall: same wall, same dealer
+            for r in range(1, 4):
+                np.testing.assert_array_equal(walls[w + r], walls[w])
+                assert dealers[w + r] == dealers[w]
+
+
+def test_identical_deterministic_agents_cancel_exactly():
+    """Four heuristics: each wall is the same game in all 4 rotations, so every slot scores 0."""
+    res = evaluate(["heuristic"] * 4, hands=64, seed=2, progress=False)
+    assert list(res["agents"]) == ["heuristic"]
+    for p in res["per_slot"]:
+        assert p["mean_score"] == 0 and p["ci95"] == [0, 0]
+    rates = {(p["win_rate"], p["deal_in_rate"]) for p in res["per_slot"]}
+    assert len(rates) == 1
+    assert res["pairwise"] == [] and res["ratings"] is None
+
+
+def test_same_results_whatever_the_number_of_workers():
+    kw = dict(hands=160, seed=3, batch=32, progress=False)
+    one = evaluate(["heuristic", "random", "random:9", "random"], workers=1, **kw)
+    two = evaluate(["heuristic", "random", "random:9", "random"], workers=2, **kw)
+    assert two["timing"]["workers"] == 2
+    assert json.dumps(_no_timing(one), sort_keys=True) == json.dumps(_no_timing(two), sort_keys=True)
+    other = evaluate(["heuristic", "random", "random:9", "random"], workers=1, **{**kw, "seed": 4})
+    assert _no_timing(other) != _no_timing(one)
+
+
+def test_python_class_agent_in_an_evaluation(tmp_path, monkeypatch):
+    (tmp_path / "eval_bot_mod.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            from agents import Agent
+
+            class FirstLegal(Agent):
+                name = "first-legal"
+                def act(self, obs, mask):
+                    return np.argmax(mask, axis=1)
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = evaluate(["python:eval_bot_mod:FirstLegal", "heuristic"], hands=40, seed=1, batch=40, progress=False)
+    assert list(res["agents"]) == ["python:eval_bot_mod:FirstLegal", "heuristic"]
+    assert res["slots"] == ["python:eval_bot_mod:FirstLegal"] + ["heuristic"] * 3
+    assert res["agents"]["heuristic"]["slots"] == [1, 2, 3]
+
+
+# ---- CLI -----------------------------------------------------------------------------------------------
+def test_cli_end_to_end(tmp_path, capsys):
+    out, png = tmp_path / "results.json", tmp_path / "plot.png"
+    rc = main(["--agents", "heuristic", "random", "random", "random", "--hands", "300", "--seed", "0",
+               "--out", str(out), "--plot", str(png), "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "| heuristic |" in text and "| random |" in text and "OpenSkill" in text
+    res = json.loads(out.read_text())
+    assert res["hands"] == 300 and res["walls"] == 75
+    h, r = res["agents"]["heuristic"], res["agents"]["random"]
+    for a in (h, r):
+        for key in ("mean_score", "ci95", "win_rate", "deal_in_rate", "self_draw_rate", "mean_win_value",
+                    "specials", "draw_rate"):
+            assert key in a
+        assert a["ci95"][0] <= a["mean_score"] <= a["ci95"][1]
+    assert h["ci95"][0] > 0 and h["win_rate"] > r["win_rate"]
+    assert h["mean_score"] + 3 * r["mean_score"] == pytest.approx(0, abs=1e-9)  # zero-sum
+    assert res["pairwise"][0]["a"] == "heuristic" and res["pairwise"][0]["mean_diff"] > 0
+    assert res["ratings"]["agents"]["heuristic"]["mu"] > res["ratings"]["agents"]["random"]["mu"]
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--agents", "heuristic", "randomm"], "unknown agent spec"),
+        (["--agents", "ppo:/no/such/file.pt", "heuristic"], "no such checkpoint"),
+        (["--agents", "python:no_such_module_xyz:Bot"], "cannot import"),
+        (["--agents", "heuristic", "--hands", "0"], "--hands"),
+        (["--agents", "heuristic", "--bogus"], "unrecognized arguments"),
+        (["--agents", "a", "b", "c", "d", "e"], "at most 4"),
+        (["--hands", "10"], "--agents"),
+        (["--agents", "heuristic", "--workers", "x"], "--workers"),
+        (["--agents", "heuristic", "--rules", "nope"], "unknown rules"),
+    ],
+)
+def test_cli_errors_are_one_line_exit_2(argv, msg, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv + ["--no-progress"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("fzmj-eval: error:") and msg in err
