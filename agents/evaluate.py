@@ -49,7 +49,18 @@ from fzmj_env.rules import DEFAULT_RULES
 
 from . import SPEC_HELP, Agent, AgentSpecError, make_agent, reset_agent
 
-__all__ = ["evaluate", "main", "markdown", "plot", "EvalConfigError", "wall_seeds", "mean_ci95", "t_quantile_975", "DEFAULT_BATCH"]
+__all__ = [
+    "evaluate",
+    "main",
+    "markdown",
+    "plot",
+    "EvalConfigError",
+    "wall_seeds",
+    "mean_ci95",
+    "t_quantile_975",
+    "DEFAULT_BATCH",
+]
+
 
 class EvalConfigError(ValueError):
     """A bad evaluation setting (number of agents, hands, workers, seed, batch, rules)."""
@@ -125,11 +136,11 @@ def _agent_seed(seed: int, batch: int, agent: int) -> int:
 
 @dataclass
 class _Setup:
-    """What a worker needs to play batches (inherited by forked workers, never pickled there)."""
+    """What a worker needs to play batches (inherited by forked workers, pickled for spawned ones)."""
 
     slot_agent: np.ndarray  # (4,) distinct agent index of each slot
     agents: list  # distinct agents (objects) or their specs (built lazily in a worker)
-    rules: str
+    rules: object  # fzmj_env.rules.Rules
     seed: int
     batch: int
     walls: int
@@ -180,7 +191,11 @@ def _play_batch(setup: _Setup, b: int, progress=None):
             sel = np.flatnonzero(owner == i)
             if sel.size == 0:
                 continue
-            a = np.asarray(agent.act(obs[sel], mask[sel])).reshape(-1)
+            if sel.size == n:  # the whole batch (one agent, no idle table): no copy
+                a = agent.act(obs, mask)
+            else:
+                a = agent.act(obs[sel], mask[sel])
+            a = np.asarray(a).reshape(-1)
             if a.shape != (sel.size,):
                 raise RuntimeError(f"agent {_label(agent)} returned {a.shape[0]} actions for {sel.size} observations")
             a = a.astype(np.int64, copy=False)
@@ -290,7 +305,7 @@ def _aggregate(results: np.ndarray, walls: int, slot_agent: np.ndarray, names: l
             Sb = np.flatnonzero(slot_agent == b)
             pa = pts[:, :, Sa][..., :, None]
             pb = pts[:, :, Sb][..., None, :]
-            beats = float(((pa > pb).mean() + 0.5 * (pa == pb).mean()))
+            beats = float((pa > pb).mean() + 0.5 * (pa == pb).mean())
             pairwise.append({"a": A, "b": B, "mean_diff": diff, "ci95": ci, "a_outscores_b": beats})
     stats = {
         "draw_rate": float(drawn.mean()),
@@ -318,7 +333,8 @@ def _ratings(per_hand: dict, names: list[str]) -> dict | None:
     return {
         "model": "openskill PlackettLuce: one update per hand (wall order), agents ranked by their hand score",
         "agents": {
-            n: {"mu": float(r.mu), "sigma": float(r.sigma), "ordinal": float(r.ordinal())} for n, r in zip(names, ratings)
+            n: {"mu": float(r.mu), "sigma": float(r.sigma), "ordinal": float(r.ordinal())}
+            for n, r in zip(names, ratings, strict=True)
         },
     }
 
@@ -351,7 +367,7 @@ def _distinct(agents) -> tuple[np.ndarray, list, list[str], list]:
             specs.append(a.strip() if isinstance(a, str) else a)
         slot_agent[i] = keys.index(key)
     names: list[str] = []
-    for k, o in zip(keys, objs):
+    for k, o in zip(keys, objs, strict=True):
         base = k if isinstance(k, str) else _label(o)
         name = base
         n = 2
@@ -371,6 +387,7 @@ def evaluate(
     *,
     rules: str = DEFAULT_RULES,
     batch: int = DEFAULT_BATCH,
+    start_method: str | None = None,
     _raw: bool = False,
 ) -> dict:
     """Play ``hands`` hands in the duplicate format and return the statistics (``results.json``).
@@ -378,7 +395,10 @@ def evaluate(
     ``agents``: 4 agents or spec strings, one per slot (equal specs are one agent, pooled);
     with fewer, the last one fills the remaining slots (``[A, B]`` = A against three B).
     ``hands`` is rounded up to a multiple of 4. ``workers`` > 1 plays batches in that many
-    processes (same results). ``batch``: tables per batch (a multiple of 4).
+    processes (same results). ``batch``: tables per batch (a multiple of 4). ``start_method``
+    of the worker processes: default "fork" (cheap), or "spawn" once torch is imported here
+    (a forked child of a process that ran torch ops may hang in its thread pool); then the
+    agents passed as objects must be picklable.
     """
     if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
         raise EvalConfigError(f"hands must be a positive integer, got {hands!r}")
@@ -391,7 +411,7 @@ def evaluate(
     from fzmj_env.rules import load_rules
 
     try:
-        load_rules(rules)
+        rules_obj = load_rules(rules)  # parsed once, shared by every batch's env
     except Exception as e:  # noqa: BLE001
         raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
     slot_agent, objs, names, specs = _distinct(agents)
@@ -406,7 +426,7 @@ def evaluate(
     decisions = 0
     try:
         if workers == 1:
-            setup = _Setup(slot_agent, objs, rules, int(seed), int(batch), walls)
+            setup = _Setup(slot_agent, objs, rules_obj, int(seed), int(batch), walls)
             for b in range(n_batches):
                 done_before = bar.n
 
@@ -418,8 +438,11 @@ def evaluate(
                 decisions += dec
         else:
             # specs are rebuilt in each worker (a checkpoint is loaded there); objects are inherited
-            setup = _Setup(slot_agent, [s for s in specs], rules, int(seed), int(batch), walls)
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context("spawn")
+            setup = _Setup(slot_agent, list(specs), rules_obj, int(seed), int(batch), walls)
+            if start_method is None:
+                fork_ok = "fork" in mp.get_all_start_methods() and "torch" not in sys.modules
+                start_method = "fork" if fork_ok else "spawn"
+            ctx = mp.get_context(start_method)
             with ctx.Pool(workers, initializer=_worker_init, initargs=(setup,)) as pool:
                 for res, dec in pool.imap(_worker_play, range(n_batches)):
                     parts.append(res)
@@ -437,7 +460,7 @@ def evaluate(
         "hands": 4 * walls,
         "hands_requested": int(hands),
         "walls": walls,
-        "rules": str(rules),
+        "rules": rules_obj.name,
         "batch": int(batch),
         "slots": [names[slot_agent[i]] for i in range(4)],
         **stats,
@@ -517,18 +540,16 @@ def markdown(res: dict) -> str:
 
 def plot(res: dict, raw: dict, path: str) -> None:
     """Score distribution and cumulative score per agent into ``path`` (PNG)."""
-    import matplotlib
+    from matplotlib.figure import Figure  # no pyplot: no global backend state is touched
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig = Figure(figsize=(12, 4.5))
+    ax1, ax2 = fig.subplots(1, 2)
     pts = raw["slot_points"]
-    for a, name in enumerate(res["agents"]):
-        S = res["agents"][name]["slots"]
-        x = pts[:, :, S].reshape(-1)
-        lo, hi = np.percentile(x, [0.5, 99.5]) if x.size else (0, 1)
-        ax1.hist(np.clip(x, lo, hi), bins=60, alpha=0.5, label=name, density=True)
+    lo, hi = np.percentile(pts, [0.5, 99.5])
+    bins = np.linspace(lo, hi if hi > lo else lo + 1, 61)
+    for name, info in res["agents"].items():
+        x = pts[:, :, info["slots"]].reshape(-1)
+        ax1.hist(np.clip(x, bins[0], bins[-1]), bins=bins, alpha=0.5, label=name, density=True)
         ax2.plot(np.arange(1, len(raw["per_hand"][name]) + 1), np.cumsum(raw["per_hand"][name]), label=name)
     ax1.set_title("score per hand (0.5–99.5 percentile range)")
     ax1.set_xlabel("points")
@@ -542,7 +563,6 @@ def plot(res: dict, raw: dict, path: str) -> None:
     fig.suptitle(f"fzmj-eval: {res['hands']} hands, seed {res['seed']}")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,16 +582,23 @@ def _parser() -> argparse.ArgumentParser:
         epilog=f"Agent specs: {SPEC_HELP}.",
     )
     p.add_argument(
-        "--agents", nargs="+", required=True, metavar="SPEC",
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
         help="1 to 4 agent specs, one per seat slot; the last fills the remaining slots (A B = A against three B)",
     )
-    p.add_argument("--hands", type=int, default=1000, help="hands to play, rounded up to a multiple of 4 (default 1000)")
+    p.add_argument(
+        "--hands", type=int, default=1000, help="hands to play, rounded up to a multiple of 4 (default 1000)"
+    )
     p.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="plot score distributions and cumulative scores")
     p.add_argument("--rules", default=DEFAULT_RULES, help=f"rule preset (default {DEFAULT_RULES})")
-    p.add_argument("--batch", type=int, default=DEFAULT_BATCH, help=f"tables per batch, a multiple of 4 (default {DEFAULT_BATCH})")
+    p.add_argument(
+        "--batch", type=int, default=DEFAULT_BATCH, help=f"tables per batch, a multiple of 4 (default {DEFAULT_BATCH})"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

@@ -15,7 +15,8 @@ Decisions, in order (legality is the mask's business: 过水, 闲金, gold rules
 
 1. Always win: 抢金 (60) if offered, else hu (59) — 天胡, 三金倒 and self-draw included.
 2. Discard (turn, or after chi/peng): among the legal non-gold discards, the smallest shanten
-   of the remaining hand (:func:`fzmj_env.core.hand.shanten_counts`, golds as wildcards);
+   of the remaining hand (golds as wildcards: the engine's shanten table, combined over the
+   suits exactly as :func:`fzmj_env.core.hand.shanten_counts` does, one suit at a time);
    among those, the largest acceptance = unseen tiles whose draw lowers the shanten; then the
    kind most seen elsewhere, then terminals before middle tiles. A gold is discarded only when
    nothing else is legal.
@@ -32,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fzmj_env.core.hand import _POW5, get_shanten_table
+from fzmj_env.core.hand import get_shanten_table
 from fzmj_env.core.state import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.encode import (
     P_CLAIM_TILE,
@@ -53,6 +54,7 @@ from fzmj_env.encode import (
 from .base import Agent, as_batch
 
 _NONE = 1000  # "no value yet" shanten
+_POW5 = np.array([5**i for i in range(9)], dtype=np.int64)  # a suit key is sum(count_i * 5**i)
 
 # ---- the workspace ---------------------------------------------------------------------------
 # One flat int64 array holds every scratch value of the kernel (a single array argument: no

@@ -26,7 +26,9 @@ class PPOAgent(Agent):
         try:
             from train.checkpoint import load_policy
         except ImportError as e:
-            raise AgentSpecError(f"cannot load PPO checkpoint {str(path)!r}: train.checkpoint is not available ({e})") from e
+            raise AgentSpecError(
+                f"cannot load PPO checkpoint {str(path)!r}: train.checkpoint is not available ({e})"
+            ) from e
         try:
             policy = load_policy(str(p), device=device)
         except Exception as e:  # noqa: BLE001 - any loader failure is a bad checkpoint to the user

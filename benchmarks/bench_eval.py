@@ -2,8 +2,9 @@
 
 Figures: hands per second of ``agents.evaluate.evaluate`` (duplicate format, the default
 batch of 512 tables) with 4 heuristic agents and with 4 random agents, the median of
-``--runs`` runs after a warm-up run (Numba caches loaded), with ``--workers`` processes;
-plus the heuristic's own cost per decision (kernel only, no env).
+``--runs`` runs after a warm-up run (Numba caches loaded), with ``--workers`` processes; the
+same per CPU-second (this process and its workers: less sensitive to other jobs on a shared
+machine); the decisions per hand; the heuristic's own cost per decision (kernel only).
 
     python benchmarks/bench_eval.py [--json] [--hands N] [--workers W] [--runs R]
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -22,24 +24,34 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and its reaped children (the worker processes)."""
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def eval_hands_per_s(agents: list[str], hands: int, workers: int, runs: int) -> dict:
     from agents.evaluate import evaluate
 
     evaluate(agents, hands=min(hands, 512), seed=10**6, workers=workers, progress=False)  # warm-up
-    rates, dps = [], []
+    rates, cpu_rates, dps = [], [], []
     for r in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_s()
         res = evaluate(agents, hands=hands, seed=r, workers=workers, progress=False)
-        dt = time.perf_counter() - t
+        dt, dc = time.perf_counter() - t, _cpu_s() - c
         rates.append(res["hands"] / dt)
+        cpu_rates.append(res["hands"] / dc)
         dps.append(res["timing"]["decisions"] / res["hands"])
-    return {"hands_per_s": statistics.median(rates), "decisions_per_hand": statistics.mean(dps)}
+    return {
+        "hands_per_s": statistics.median(rates),
+        "hands_per_cpu_s": statistics.median(cpu_rates),
+        "decisions_per_hand": statistics.mean(dps),
+    }
 
 
 def heuristic_us_per_decision(n_steps: int = 40, tables: int = 512) -> float:
     """Kernel time per decision on observations collected from heuristic self-play."""
-    import numpy as np
-
     from agents.heuristic import HeuristicAgent
     from fzmj_env.vector import VectorEnv
 
@@ -66,9 +78,11 @@ def main() -> None:
     fig: dict = {"workers": args.workers, "hands": args.hands, "runs": args.runs, "cpus": os.cpu_count()}
     h = eval_hands_per_s(["heuristic"] * 4, args.hands, args.workers, args.runs)
     fig["heuristic_hands_per_s"] = h["hands_per_s"]
+    fig["heuristic_hands_per_cpu_s"] = h["hands_per_cpu_s"]
     fig["heuristic_decisions_per_hand"] = h["decisions_per_hand"]
     r = eval_hands_per_s(["random"] * 4, args.hands, args.workers, args.runs)
     fig["random_hands_per_s"] = r["hands_per_s"]
+    fig["random_hands_per_cpu_s"] = r["hands_per_cpu_s"]
     fig["random_decisions_per_hand"] = r["decisions_per_hand"]
     fig["heuristic_us_per_decision"] = heuristic_us_per_decision()
     if args.json:

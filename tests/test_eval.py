@@ -9,6 +9,7 @@ import pytest
 
 import fzmj_env.vector as V
 from agents.evaluate import evaluate, main, mean_ci95, t_quantile_975, wall_seeds
+from fzmj_env.core.state import DEALER
 
 
 def _no_timing(res):
@@ -24,8 +25,16 @@ def test_ci_math_on_known_data():
     assert m == 2 and ci == [2, 2]
     assert mean_ci95([7])[1] is None
     # Student t 0.975 quantiles (scipy.stats.t.ppf reference values)
-    for df, q in [(1, 12.7062), (10, 2.2281), (30, 2.0423), (31, 2.0395), (40, 2.0211), (60, 2.0003),
-                  (120, 1.9799), (1000, 1.9623)]:
+    for df, q in [
+        (1, 12.7062),
+        (10, 2.2281),
+        (30, 2.0423),
+        (31, 2.0395),
+        (40, 2.0211),
+        (60, 2.0003),
+        (120, 1.9799),
+        (1000, 1.9623),
+    ]:
         assert t_quantile_975(df) == pytest.approx(q, abs=2e-4)
     # large-sample: the interval of N(0,1) data covers 0 about 95% of the time
     rng = np.random.default_rng(0)
@@ -40,7 +49,7 @@ def test_each_wall_is_played_once_per_rotation(monkeypatch):
 
     def spy(self, seeds=None):
         out = orig(self, seeds)
-        seen.append((np.array(seeds, dtype=np.uint64), self.buf["wall"].copy(), self.buf["m"][:, 2].copy()))
+        seen.append((np.array(seeds, dtype=np.uint64), self.buf["wall"].copy(), self.buf["m"][:, DEALER].copy()))
         return out
 
     monkeypatch.setattr(V.VectorEnv, "reset", spy)
@@ -70,11 +79,14 @@ def test_identical_deterministic_agents_cancel_exactly():
 
 def test_same_results_whatever_the_number_of_workers():
     kw = dict(hands=160, seed=3, batch=32, progress=False)
-    one = evaluate(["heuristic", "random", "random:9", "random"], workers=1, **kw)
-    two = evaluate(["heuristic", "random", "random:9", "random"], workers=2, **kw)
+    agents = ["heuristic", "random", "random:9", "random"]
+    one = evaluate(agents, workers=1, **kw)
+    two = evaluate(agents, workers=2, **kw)
     assert two["timing"]["workers"] == 2
     assert json.dumps(_no_timing(one), sort_keys=True) == json.dumps(_no_timing(two), sort_keys=True)
-    other = evaluate(["heuristic", "random", "random:9", "random"], workers=1, **{**kw, "seed": 4})
+    spawned = evaluate(agents, workers=3, start_method="spawn", **kw)  # what a torch-using caller gets
+    assert json.dumps(_no_timing(one), sort_keys=True) == json.dumps(_no_timing(spawned), sort_keys=True)
+    other = evaluate(agents, workers=1, **{**kw, "seed": 4})
     assert _no_timing(other) != _no_timing(one)
 
 
@@ -102,8 +114,24 @@ def test_python_class_agent_in_an_evaluation(tmp_path, monkeypatch):
 # ---- CLI -----------------------------------------------------------------------------------------------
 def test_cli_end_to_end(tmp_path, capsys):
     out, png = tmp_path / "results.json", tmp_path / "plot.png"
-    rc = main(["--agents", "heuristic", "random", "random", "random", "--hands", "300", "--seed", "0",
-               "--out", str(out), "--plot", str(png), "--no-progress"])
+    rc = main(
+        [
+            "--agents",
+            "heuristic",
+            "random",
+            "random",
+            "random",
+            "--hands",
+            "300",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+            "--plot",
+            str(png),
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     text = capsys.readouterr().out
     assert "| heuristic |" in text and "| random |" in text and "OpenSkill" in text
@@ -111,8 +139,16 @@ def test_cli_end_to_end(tmp_path, capsys):
     assert res["hands"] == 300 and res["walls"] == 75
     h, r = res["agents"]["heuristic"], res["agents"]["random"]
     for a in (h, r):
-        for key in ("mean_score", "ci95", "win_rate", "deal_in_rate", "self_draw_rate", "mean_win_value",
-                    "specials", "draw_rate"):
+        for key in (
+            "mean_score",
+            "ci95",
+            "win_rate",
+            "deal_in_rate",
+            "self_draw_rate",
+            "mean_win_value",
+            "specials",
+            "draw_rate",
+        ):
             assert key in a
         assert a["ci95"][0] <= a["mean_score"] <= a["ci95"][1]
     assert h["ci95"][0] > 0 and h["win_rate"] > r["win_rate"]
@@ -142,3 +178,15 @@ def test_cli_errors_are_one_line_exit_2(argv, msg, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and err.startswith("fzmj-eval: error:") and msg in err
+
+
+def test_ppo_checkpoint_in_an_evaluation(tmp_path):
+    """``ppo:PATH`` through ``train.checkpoint.load_policy`` (skipped while train/ lacks it)."""
+    torch = pytest.importorskip("torch")
+    ckpt = pytest.importorskip("train.checkpoint")
+    model = pytest.importorskip("train.model")
+    torch.manual_seed(0)
+    path = ckpt.save_checkpoint(tmp_path / "policy.pt", model.ActorCritic(hidden_sizes=(32,)))
+    res = evaluate([f"ppo:{path}", "random"], hands=16, seed=0, batch=16, progress=False)
+    assert list(res["agents"]) == [f"ppo:{path}", "random"]
+    assert res["agents"][f"ppo:{path}"]["hands"] == 16

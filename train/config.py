@@ -66,6 +66,8 @@ def _coerce(key: str, value: Any, tp) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"{key}: expected true or false, got {value!r}")
         return value
+    if tp in (int, float) and isinstance(value, str):
+        value = _yaml_number(value)  # PyYAML reads 1e-3 (no dot) as a string
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:  # 1e6 in YAML
@@ -81,6 +83,14 @@ def _coerce(key: str, value: Any, tp) -> Any:
             raise ConfigError(f"{key}: expected a string, got {value!r}")
         return value
     raise ConfigError(f"{key}: unsupported annotation {tp}")
+
+
+def _yaml_number(text: str):
+    """``"1e-3"`` -> 0.001 (YAML 1.1 needs ``1.0e-3`` for a float); anything else stays as it is."""
+    try:
+        return float(text) if text.strip().lower().lstrip("+-")[:1].isdigit() else text
+    except ValueError:
+        return text
 
 
 def _unknown(key: str, known) -> ConfigError:

@@ -24,7 +24,7 @@ import math
 import numpy as np
 import torch
 import torch.nn as nn
-from numba import njit, prange
+from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
@@ -37,56 +37,46 @@ ILLEGAL_LOGIT = -1e8  # exp() underflows to exactly 0 in float32, and 0 * ILLEGA
 # ---- the binary first layer -------------------------------------------------------------------
 @njit(cache=True)
 def active_indices(x):
-    """Column indices of the nonzeros of each row of ``x`` (N, D) int8, padded with -1: (N, K) int32."""
+    """Where ``x`` (N, D) int8 is nonzero, row by row: ``(idx (N, K) int32 padded with -1, count (N,))``."""
     n, d = x.shape
-    k_max = 1
+    count = np.zeros(n, np.int64)
     for i in range(n):
         c = 0
         for j in range(d):
             if x[i, j] != 0:
                 c += 1
-        if c > k_max:
-            k_max = c
-    out = np.full((n, k_max), -1, np.int32)
+        count[i] = c
+    out = np.full((n, max(1, count.max())), -1, np.int32)
     for i in range(n):
         c = 0
+        row = out[i]
         for j in range(d):
             if x[i, j] != 0:
-                out[i, c] = j
+                row[c] = j
                 c += 1
-    return out
+    return out, count
 
 
-@njit(cache=True)
-def _gather_sum(idx, w, out):
+@njit(cache=True, fastmath=True)
+def _gather_sum(idx, count, w, out):
     """out[i] = sum of w[j] over the active j of row i."""
-    n, k = idx.shape
-    h = w.shape[1]
-    for i in range(n):
+    for i in range(idx.shape[0]):
         acc = out[i]
         acc[:] = 0.0
-        for c in range(k):
-            j = idx[i, c]
-            if j < 0:
-                break
-            row = w[j]
-            for u in range(h):
+        for c in range(count[i]):
+            row = w[idx[i, c]]
+            for u in range(acc.shape[0]):
                 acc[u] += row[u]
 
 
-@njit(cache=True)
-def _scatter_sum(idx, g, gw):
+@njit(cache=True, fastmath=True)
+def _scatter_sum(idx, count, g, gw):
     """gw[j] += g[i] for every active j of row i (the weight gradient of ``_gather_sum``)."""
-    n, k = idx.shape
-    h = g.shape[1]
-    for i in range(n):
+    for i in range(idx.shape[0]):
         gi = g[i]
-        for c in range(k):
-            j = idx[i, c]
-            if j < 0:
-                break
-            row = gw[j]
-            for u in range(h):
+        for c in range(count[i]):
+            row = gw[idx[i, c]]
+            for u in range(gi.shape[0]):
                 row[u] += gi[u]
 
 
@@ -94,19 +84,19 @@ class _BinaryMatmul(torch.autograd.Function):
     """``x @ w`` for a 0/1 ``x`` given as active indices (CPU only); gradient for ``w`` only."""
 
     @staticmethod
-    def forward(ctx, idx: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    def forward(ctx, idx: torch.Tensor, count: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         out = torch.empty(idx.shape[0], w.shape[1], dtype=w.dtype)
-        _gather_sum(idx.numpy(), w.detach().contiguous().numpy(), out.numpy())
-        ctx.save_for_backward(idx)
+        _gather_sum(idx.numpy(), count.numpy(), w.detach().contiguous().numpy(), out.numpy())
+        ctx.save_for_backward(idx, count)
         ctx.w_shape = w.shape
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
-        (idx,) = ctx.saved_tensors
+        idx, count = ctx.saved_tensors
         gw = torch.zeros(ctx.w_shape, dtype=grad_out.dtype)
-        _scatter_sum(idx.numpy(), grad_out.contiguous().numpy(), gw.numpy())
-        return None, gw
+        _scatter_sum(idx.numpy(), count.numpy(), grad_out.contiguous().numpy(), gw.numpy())
+        return None, None, gw
 
 
 class BinaryLinear(nn.Module):
@@ -129,8 +119,8 @@ class BinaryLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
         if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
-            idx = torch.from_numpy(active_indices(x.to(torch.int8).contiguous().numpy()))
-            return _BinaryMatmul.apply(idx, self.weight) + self.bias
+            idx, count = active_indices(x.to(torch.int8).contiguous().numpy())
+            return _BinaryMatmul.apply(torch.from_numpy(idx), torch.from_numpy(count), self.weight) + self.bias
         return torch.addmm(self.bias, x.to(self.weight.dtype), self.weight)
 
     def extra_repr(self) -> str:

@@ -385,9 +385,9 @@ def main(argv=None) -> int:
             perm = idx_all[torch.randperm(n_train).to(device)]
             for start in range(0, n_train, mb_size):
                 mb = perm[start : start + mb_size]
-                mb_oracle = buffer.oracle[mb] if buffer.oracle is not None else None
+                mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                    buffer.obs[mb], buffer.mask[mb], buffer.actions[mb], oracle=mb_oracle
+                    buffer.obs.index_select(0, mb), buffer.mask.index_select(0, mb), buffer.actions[mb], oracle=mb_oracle
                 )
                 logratio = newlogprob - buffer.logprobs[mb]
                 ratio = logratio.exp()

@@ -174,7 +174,7 @@ class SelfPlayBuffer:
             src = torch.as_tensor(keep, device=self.device)
             for t in (self.obs, self.mask, self.actions, self.logprobs, self.values, self.oracle):
                 if t is not None:
-                    t[:k] = t[src]
+                    t[:k] = t.index_select(0, src)
             for a in (self.table, self.seat, self.rewards):
                 a[:k] = a[keep]
         self.terminal[:k] = False
