@@ -174,7 +174,7 @@ def _play_batch(setup: _Setup, b: int, progress=None):
     rot = np.tile(np.arange(4), nw)
     for i, agent in enumerate(setup.agents):
         reset_agent(agent, _agent_seed(setup.seed, b, i))
-    env = VectorEnv(n, rules=setup.rules, hands_per_game=1)
+    env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False)
     obs, mask, seat = env.reset(seeds=seeds)
     results = np.zeros((n, 14), dtype=np.int32)
     active = np.ones(n, dtype=bool)
@@ -184,9 +184,7 @@ def _play_batch(setup: _Setup, b: int, progress=None):
     steps = 0
     while True:
         owner = np.where(active, slot_agent[(seat - rot) % 4], -1)
-        idle = ~active
-        if idle.any():  # tables whose job is over play on (auto-reset games): any legal action
-            actions[idle] = mask[idle].argmax(axis=1)
+        actions[~active] = 0  # finished tables (auto_reset=False) ignore their action
         for i, agent in enumerate(setup.agents):
             sel = np.flatnonzero(owner == i)
             if sel.size == 0:

@@ -52,6 +52,12 @@ def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pendin
     E.legal_mask(tb, wt, mask[t])
     s = E.acting_seat(tb)
     seat_out[t] = s
+    if s < 0:  # a finished game left as it is (auto_reset=False): nothing to see or do
+        obs[t, :, :] = 0
+        if oracle:
+            oracle_out[t, :, :] = 0
+        pending_out[t] = 0.0
+        return
     encode_v1(tb, s, obs[t])
     if oracle:
         oracle_v1(tb, s, oracle_out[t])
@@ -81,7 +87,7 @@ def _copy_result(tb, out):
 
 @njit(cache=True)
 def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewards, done, hand_over, pending, final,
-              results):
+              results, auto_reset):
     """One table's step (its finished hand's result copied before any reset); then observe it."""
     tb = buf[t]
     for s in range(4):
@@ -89,6 +95,8 @@ def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewar
         final[t, s] = 0.0
     done[t] = False
     hand_over[t] = False
+    if tb.m[S.PHASE] == S.PH_OVER:  # finished and not reset (auto_reset=False): the action is ignored
+        return
     code = E.apply_action(tb, wt, action)
     if code == E.STEP_HAND_OVER or code == E.STEP_GAME_OVER:
         hand_over[t] = True
@@ -102,24 +110,25 @@ def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewar
         for s in range(4):
             final[t, s] = pending[t, s]
             pending[t, s] = 0.0
-        _reset_one(buf, wt, t, base_seed, games, hands_per_game)
+        if auto_reset:
+            _reset_one(buf, wt, t, base_seed, games, hands_per_game)
 
 
 @njit(cache=True)
 def _step_serial(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                 mask, obs, seat_out, oracle, oracle_out, pending_out, results):
+                 mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
     for t in range(buf.shape[0]):
         _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                  results)
+                  results, auto_reset)
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 @njit(cache=True, parallel=True)
 def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                   mask, obs, seat_out, oracle, oracle_out, pending_out, results):
+                   mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
     for t in prange(buf.shape[0]):
         _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                  results)
+                  results, auto_reset)
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
@@ -155,6 +164,7 @@ class VectorEnv:
         oracle: bool = False,
         reward_scale: float = 1.0,
         num_threads: int = 1,
+        auto_reset: bool = True,
     ):
         if not isinstance(num_tables, (int, np.integer)) or num_tables < 1:
             raise ValueError(f"num_tables must be a positive integer, got {num_tables!r}")
@@ -173,6 +183,7 @@ class VectorEnv:
         self.oracle = bool(oracle)
         self.reward_scale = float(reward_scale)
         self.num_threads = int(num_threads)
+        self.auto_reset = bool(auto_reset)
         self.num_actions = NUM_ACTIONS
         self.obs_shape = (NUM_CHANNELS, 27)
         self._wt = get_win_table()
@@ -221,7 +232,8 @@ class VectorEnv:
 
         ``rewards[t, s]``: seat ``s``'s score change at this step (a hand ended), times
         ``reward_scale``. ``done[t]``: the game at table t ended at this step (its next game is
-        already dealt in the returned obs). ``info`` holds ``acted_seat``, ``pending_reward``,
+        already dealt in the returned obs; with ``auto_reset=False`` the table stays finished:
+        seat -1, an all-zero mask and observation, and its later actions are ignored). ``info`` holds ``acted_seat``, ``pending_reward``,
         ``final_reward``, ``hand_over`` and ``results`` (see :func:`results_of`), plus
         ``oracle`` if enabled. Raises ``ValueError`` naming the first illegal (table, seat, action).
         """
@@ -233,9 +245,13 @@ class VectorEnv:
         if not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
         actions = actions.astype(np.int64, copy=False)
+        finished = self._seat < 0  # only without auto_reset: their actions are ignored
+        if finished.any():
+            actions = np.where(finished, 0, actions)
         in_range = (actions >= 0) & (actions < NUM_ACTIONS)
         legal = in_range.copy()
         legal[in_range] = self._mask[np.flatnonzero(in_range), actions[in_range]] == 1
+        legal |= finished
         if not legal.all():
             t = int(np.flatnonzero(~legal)[0])
             a = int(actions[t])
@@ -250,7 +266,8 @@ class VectorEnv:
             numba.set_num_threads(self.num_threads)
         kernel(self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
                np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending, self._final,
-               self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out, self._results)
+               self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out, self._results,
+               self.auto_reset)
         info = {
             "acted_seat": acted,
             "pending_reward": self._pending_out,

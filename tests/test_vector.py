@@ -137,3 +137,19 @@ def test_vector_rejects_bad_construction():
     env = VectorEnv(2)
     with pytest.raises(RuntimeError, match="reset"):
         env.step(np.zeros(2, dtype=int))
+
+
+def test_vector_without_auto_reset_tables_stay_finished():
+    env = VectorEnv(8, seed=2, auto_reset=False)
+    obs, mask, seat = env.reset()
+    rng = np.random.default_rng(4)
+    finished = np.zeros(8, dtype=bool)
+    for _ in range(2000):
+        actions = random_actions(rng, mask)
+        obs, mask, seat, rewards, done, info = env.step(actions)
+        assert not (finished & done).any()  # a game ends once
+        finished |= done
+        assert (seat[finished] == -1).all() and not mask[finished].any() and not obs[finished].any()
+        if finished.all():
+            break
+    assert finished.all()
