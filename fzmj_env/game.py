@@ -6,7 +6,7 @@ Python and the state buffer and names things.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

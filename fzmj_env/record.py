@@ -95,7 +95,7 @@ def replay(record: dict) -> Game:
         raise RecordError(f"the record ends before the game does (seat {game.seat} is still to act)")
     if len(game.hand_starts) != len(record["hands"]):
         raise RecordError(f"record has {len(record['hands'])} hands, the replay played {len(game.hand_starts)}")
-    for i, (mine, theirs) in enumerate(zip(make_record(game)["hands"], record["hands"])):
+    for i, (mine, theirs) in enumerate(zip(make_record(game)["hands"], record["hands"], strict=True)):
         for key in ("wall", "dealer", "streak", "result"):
             if mine[key] != theirs.get(key):
                 raise RecordError(f"hand {i}: {key} differs from the record (replay gives {mine[key]!r})")

@@ -7,7 +7,7 @@ Kind index, used everywhere (arrays included):
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

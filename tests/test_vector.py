@@ -106,8 +106,8 @@ def test_vector_threads_give_identical_results():
             obs, mask, seat, rewards, done, info = env.step(random_actions(rng, mask))
             trace.append((obs.copy(), mask.copy(), seat.copy(), rewards.copy()))
         runs.append(trace)
-    for a, b in zip(*runs):
-        for x, y in zip(a, b):
+    for a, b in zip(*runs, strict=True):
+        for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x, y)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .hand import is_golden_pair_counts, is_idle_gold_counts, is_win_counts, wait_mask_counts
-from .scoring import score_draw, score_win
+from .scoring import flower_sets_of, score_draw, score_win
 from .state import (
     A_CHI_HIGH,
     A_CHI_LOW,
@@ -64,12 +64,12 @@ from .state import (
     PH_TURN,
     PHASE,
     R_RESERVE_BASE,
-    RES_DEALER,
-    RES_HAND_NO,
-    RES_STREAK,
     R_RESERVE_CONCEALED_KONG,
     R_RESERVE_EXPOSED_KONG,
     R_RESERVE_FLOWER_SET,
+    RES_DEALER,
+    RES_HAND_NO,
+    RES_STREAK,
     ROB_WINDOW,
     SEED_HI,
     SEED_LO,
@@ -169,18 +169,10 @@ def take_tail(tb):
 
 @njit(cache=True)
 def lay_flower(tb, seat, kind):
-    """Lay out a flower for ``seat`` (R4); count a newly completed set towards the reserve (R6)."""
-    i = kind - 27
-    fl = tb.flowers[seat]
-    fl[i] += 1
-    if i < 7:
-        if fl[i] == 4:
-            tb.m[FLOWER_SETS] += 1
-    elif i < 11:
-        if fl[7] + fl[8] + fl[9] + fl[10] == 4:
-            tb.m[FLOWER_SETS] += 1
-    elif fl[11] + fl[12] + fl[13] + fl[14] == 4:
-        tb.m[FLOWER_SETS] += 1
+    """Lay out a flower for ``seat`` (R4); a newly completed set raises the reserve (R6)."""
+    before = flower_sets_of(tb, seat)
+    tb.flowers[seat, kind - 27] += 1
+    tb.m[FLOWER_SETS] += flower_sets_of(tb, seat) - before
 
 
 @njit(cache=True)

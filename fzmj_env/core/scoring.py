@@ -56,6 +56,15 @@ def flower_sets_of(tb, seat):
 
 
 @njit(cache=True)
+def flower_count(tb, seat):
+    """Flower tiles laid out by ``seat``."""
+    n = 0
+    for i in range(15):
+        n += tb.flowers[seat, i]
+    return n
+
+
+@njit(cache=True)
 def kongs_of(tb, seat):
     """(exposed or added kongs, concealed kongs) made by ``seat``."""
     exposed = 0
@@ -73,12 +82,9 @@ def kongs_of(tb, seat):
 def flower_points(tb, seat):
     """R11.1: 1 per flower laid out (a complete set counts 6 instead of 4) + kongs 1 / 2."""
     m = tb.m
-    n_flowers = 0
-    for i in range(15):
-        n_flowers += tb.flowers[seat, i]
     exposed, concealed = kongs_of(tb, seat)
     return (
-        n_flowers
+        flower_count(tb, seat)
         + m[R_FLOWER_SET_BONUS] * flower_sets_of(tb, seat)
         + m[R_KONG_EXPOSED_PTS] * exposed
         + m[R_KONG_CONCEALED_PTS] * concealed
@@ -91,9 +97,7 @@ def score_win(tb, wt, winner, win_type, discarder):
     m = tb.m
     gold = m[GOLD]
     hand = tb.hand[winner]
-    n_flowers = 0
-    for i in range(15):
-        n_flowers += tb.flowers[winner, i]
+    n_flowers = flower_count(tb, winner)
     exposed, concealed = kongs_of(tb, winner)
     n_kongs = exposed + concealed
     golds = hand[gold]
@@ -156,7 +160,3 @@ def score_draw(tb):
     m[GOLD_PTS] = 0
     m[SPECIALS] = 0
     m[VALUE] = 0
-
-
-# exported for the win-type names check in tests
-WIN_TYPES_SELF_DRAWN = (WT_SELF_DRAW, WT_HEAVENLY, WT_ROB_GOLD, WT_THREE_GOLDS)
