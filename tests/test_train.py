@@ -29,8 +29,13 @@ CLEANRL_TAGS = [
     "losses/clipfrac",
     "losses/explained_variance",
 ]
-OUR_TAGS = ["charts/mean_hand_score", "charts/win_rate", "charts/deal_in_rate", "eval/score_vs_random",
-            "eval/score_vs_heuristic"]
+OUR_TAGS = [
+    "charts/mean_hand_score",
+    "charts/win_rate",
+    "charts/deal_in_rate",
+    "eval/score_vs_random",
+    "eval/score_vs_heuristic",
+]
 
 
 # ---- config ---------------------------------------------------------------------------------------
@@ -63,6 +68,8 @@ def test_config_unknown_key_is_named(tmp_path):
         ("device=tpu", "device"),
         ("num_steps=0", "num_steps"),
         ("target_kl=-1", "target_kl"),
+        ("rules=no-such-rules", "rules"),
+        ("pool_paths=[/no/such.pt]", r"pool_paths\[0\]"),
     ],
 )
 def test_config_bad_value_names_the_key(override, key):
@@ -71,7 +78,9 @@ def test_config_bad_value_names_the_key(override, key):
 
 
 def test_config_overrides_are_typed():
-    args = load_config(Args, None, ["learning_rate=1e-3", "hidden_sizes=[64, 32]", "target_kl=null", "total_timesteps=1e6"])
+    args = load_config(
+        Args, None, ["learning_rate=1e-3", "hidden_sizes=[64, 32]", "target_kl=null", "total_timesteps=1e6"]
+    )
     assert args.learning_rate == 1e-3 and args.hidden_sizes == [64, 32] and args.target_kl is None
     assert args.total_timesteps == 1_000_000 and isinstance(args.total_timesteps, int)
     assert isinstance(load_config(Args, None, ["reward_scale=1"]).reward_scale, float)
@@ -88,13 +97,13 @@ def test_cli_reports_a_bad_key(capsys):
 def _add(buf, table, seat, value):
     obs = torch.zeros((1, 97, 27), dtype=torch.int8)
     mask = torch.ones((1, 62), dtype=torch.int8)
-    return int(buf.add([table], [seat], obs, mask, torch.zeros(1, dtype=torch.long), torch.zeros(1),
-                       torch.tensor([value]))[0])
+    return int(
+        buf.add([table], [seat], obs, mask, torch.zeros(1, dtype=torch.long), torch.zeros(1), torch.tensor([value]))[0]
+    )
 
 
 def _credit(buf, next_seat=0, pending=0.0, done=False, final=(0, 0, 0, 0)):
-    buf.credit(np.array([next_seat]), np.array([pending], np.float32), np.array([done]),
-               np.array([final], np.float32))
+    buf.credit(np.array([next_seat]), np.array([pending], np.float32), np.array([done]), np.array([final], np.float32))
 
 
 def test_gae_follows_each_seats_own_decisions():
@@ -102,13 +111,20 @@ def test_gae_follows_each_seats_own_decisions():
     g, lam = 0.9, 0.8
     buf = SelfPlayBuffer(1, 32, (97, 27), 62)
     V = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
-    d0 = _add(buf, 0, 0, V[0]); _credit(buf, next_seat=1)  # noqa: E702
-    d1 = _add(buf, 0, 1, V[1]); _credit(buf, next_seat=0)  # noqa: E702
-    d2 = _add(buf, 0, 0, V[2]); _credit(buf, next_seat=1, pending=0.5)  # noqa: E702  seat 1 got 0.5 since d1
-    d3 = _add(buf, 0, 1, V[3]); _credit(buf, next_seat=2, pending=-0.7)  # noqa: E702  seat 2 never acted: dropped
-    d4 = _add(buf, 0, 2, V[4]); _credit(buf, done=True, final=(1.0, -2.0, 3.0, -2.0))  # noqa: E702  seat 3: dropped
-    d5 = _add(buf, 0, 3, V[5]); _credit(buf, next_seat=0)  # noqa: E702  a new game: new chains
-    d6 = _add(buf, 0, 0, V[6]); _credit(buf, next_seat=3, pending=0.25)  # noqa: E702
+    d0 = _add(buf, 0, 0, V[0])
+    _credit(buf, next_seat=1)  # noqa: E702
+    d1 = _add(buf, 0, 1, V[1])
+    _credit(buf, next_seat=0)  # noqa: E702
+    d2 = _add(buf, 0, 0, V[2])
+    _credit(buf, next_seat=1, pending=0.5)  # noqa: E702  seat 1 got 0.5 since d1
+    d3 = _add(buf, 0, 1, V[3])
+    _credit(buf, next_seat=2, pending=-0.7)  # noqa: E702  seat 2 never acted: dropped
+    d4 = _add(buf, 0, 2, V[4])
+    _credit(buf, done=True, final=(1.0, -2.0, 3.0, -2.0))  # noqa: E702  seat 3: dropped
+    d5 = _add(buf, 0, 3, V[5])
+    _credit(buf, next_seat=0)  # noqa: E702  a new game: new chains
+    d6 = _add(buf, 0, 0, V[6])
+    _credit(buf, next_seat=3, pending=0.25)  # noqa: E702
 
     assert list(buf.next_idx[:7]) == [d2, d3, -1, -1, -1, -1, -1]
     np.testing.assert_allclose(buf.rewards[:7], [0, 0.5, 1.0, -2.0, 3.0, 0.25, 0])
@@ -177,8 +193,15 @@ def test_buffer_credits_every_reward_of_random_play():
             values = torch.from_numpy(rng.normal(size=B).astype(np.float32))
             actions = (rng.random(mask.shape) * mask).argmax(1)
             actions[mask[:, 59] == 1] = 59  # always win when allowed: more hands with a score
-            buf.add(np.arange(B), seat, torch.from_numpy(obs), torch.from_numpy(mask), torch.from_numpy(actions),
-                    torch.zeros(B), values)
+            buf.add(
+                np.arange(B),
+                seat,
+                torch.from_numpy(obs),
+                torch.from_numpy(mask),
+                torch.from_numpy(actions),
+                torch.zeros(B),
+                values,
+            )
             acted[np.arange(B), seat] = True
             obs, mask, seat, rewards, done, info = env.step(actions)
             expected += rewards * acted
@@ -222,9 +245,14 @@ def test_binary_linear_sparse_equals_dense():
     torch.testing.assert_close(sparse.bias.grad, dense.bias.grad)
 
 
-@pytest.mark.parametrize("spec", [dict(network="mlp", hidden_sizes=[32]),
-                                  dict(network="resnet", res_channels=8, res_blocks=1, hidden_sizes=[16]),
-                                  dict(network="mlp", hidden_sizes=[16, 16], oracle_critic=True)])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        dict(network="mlp", hidden_sizes=[32]),
+        dict(network="resnet", res_channels=8, res_blocks=1, hidden_sizes=[16]),
+        dict(network="mlp", hidden_sizes=[16, 16], oracle_critic=True),
+    ],
+)
 def test_policy_acts_legally(spec):
     env = VectorEnv(16, seed=3, oracle=spec.get("oracle_critic", False))
     obs, mask, _ = env.reset()
@@ -240,6 +268,38 @@ def test_policy_acts_legally(spec):
         obs, mask, *_ = env.step(a.numpy())
 
 
+def test_pool_games_give_the_learner_its_seats_and_the_opponent_the_rest():
+    from train.opponents import HEURISTIC, LEARNER, OpponentPool
+
+    B = 64
+    pool = OpponentPool(
+        B, prob=1.0, heuristic_frac=0.5, size=2, learner_seats=2, rng=np.random.default_rng(0), device="cpu"
+    )
+    learner = ActorCritic(hidden_sizes=[16])
+    pool.assign(np.arange(B))
+    assert (pool.controller == HEURISTIC).sum(1).tolist() == [2] * B  # no snapshot yet: heuristic only
+    pool.add_snapshot(learner)
+    pool.assign(np.arange(B))
+    assert ((pool.controller == LEARNER).sum(1) == 2).all()
+    kinds = {int(c) for c in pool.controller[pool.controller != LEARNER]}
+    assert kinds == {HEURISTIC, 1}
+    env = VectorEnv(B, seed=2)
+    obs, mask, seat = env.reset()
+    for _ in range(30):
+        ctrl = pool.controller[np.arange(B), seat]
+        actions = np.full(B, -1)
+        pool.act(ctrl, obs, mask, actions)
+        theirs = ctrl != LEARNER
+        assert (actions[~theirs] == -1).all() and (mask[np.flatnonzero(theirs), actions[theirs]] == 1).all()
+        actions[~theirs] = mask[~theirs].argmax(1)
+        obs, mask, seat, _, done, _ = env.step(actions)
+        pool.assign(np.flatnonzero(done))
+    # a snapshot is frozen: training the learner does not change it
+    with torch.no_grad():
+        learner.actor.bias.add_(1.0)
+    assert not torch.equal(pool.snapshots[0].actor.bias, learner.actor.bias)
+
+
 # ---- end to end -------------------------------------------------------------------------------
 def _scalar_tags(run_dir: Path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -252,8 +312,10 @@ def _scalar_tags(run_dir: Path):
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     runs = tmp_path_factory.mktemp("runs")
-    assert main(["--config", str(ROOT / "configs/ppo_smoke.yaml"), "--set", f"runs_dir={runs}", "--set",
-                 "run_name=smoke"]) == 0
+    assert (
+        main(["--config", str(ROOT / "configs/ppo_smoke.yaml"), "--set", f"runs_dir={runs}", "--set", "run_name=smoke"])
+        == 0
+    )
     return runs / "smoke"
 
 
@@ -292,8 +354,21 @@ def test_resume_continues_where_it_stopped(smoke_run, tmp_path, capsys):
     run = tmp_path / "resumed"
     shutil.copytree(smoke_run / "checkpoints", run / "checkpoints")
     capsys.readouterr()
-    assert main(["--resume", str(run / "checkpoints/update_000002.pt"), "--set", f"runs_dir={tmp_path}",
-                 "--set", "run_name=resumed", "--set", "eval_every=0"]) == 0
+    assert (
+        main(
+            [
+                "--resume",
+                str(run / "checkpoints/update_000002.pt"),
+                "--set",
+                f"runs_dir={tmp_path}",
+                "--set",
+                "run_name=resumed",
+                "--set",
+                "eval_every=0",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "update 3/4 | step 1,536" in out and "update 1/" not in out
     data = load_checkpoint(run / "checkpoints/latest.pt")
@@ -304,9 +379,32 @@ def test_resume_continues_where_it_stopped(smoke_run, tmp_path, capsys):
 
 
 def test_oracle_critic_and_resnet_train(tmp_path):
-    assert main(["--config", str(ROOT / "configs/ppo_smoke.yaml"), "--set", f"runs_dir={tmp_path}", "--set",
-                 "run_name=oracle", "--set", "oracle_critic=true", "--set", "network=resnet", "--set",
-                 "res_channels=8", "--set", "res_blocks=1", "--set", "total_timesteps=1024", "--set", "eval_every=0",
-                 "--set", "pool_prob=0"]) == 0
+    assert (
+        main(
+            [
+                "--config",
+                str(ROOT / "configs/ppo_smoke.yaml"),
+                "--set",
+                f"runs_dir={tmp_path}",
+                "--set",
+                "run_name=oracle",
+                "--set",
+                "oracle_critic=true",
+                "--set",
+                "network=resnet",
+                "--set",
+                "res_channels=8",
+                "--set",
+                "res_blocks=1",
+                "--set",
+                "total_timesteps=1024",
+                "--set",
+                "eval_every=0",
+                "--set",
+                "pool_prob=0",
+            ]
+        )
+        == 0
+    )
     policy = load_policy(tmp_path / "oracle/checkpoints/latest.pt")
     assert policy.oracle_critic and policy.spec["network"] == "resnet"

@@ -48,8 +48,16 @@ def set_rng_state(state: dict, np_rng: np.random.Generator | None = None) -> Non
         np_rng.bit_generator.state = state["numpy"]
 
 
-def save_checkpoint(path: str | Path, policy: ActorCritic, optimizer=None, config: dict | None = None,
-                    update: int = 0, global_step: int = 0, rng: dict | None = None, **extra) -> Path:
+def save_checkpoint(
+    path: str | Path,
+    policy: ActorCritic,
+    optimizer=None,
+    config: dict | None = None,
+    update: int = 0,
+    global_step: int = 0,
+    rng: dict | None = None,
+    **extra,
+) -> Path:
     """Write a checkpoint atomically; returns its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +94,9 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
     if data.get("version", 0) > VERSION:
         raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
     if data.get("obs_version") != OBS_VERSION:
-        raise ValueError(f"{path}: trained on observations {data.get('obs_version')!r}, this env encodes {OBS_VERSION!r}")
+        raise ValueError(
+            f"{path}: trained on observations {data.get('obs_version')!r}, this env encodes {OBS_VERSION!r}"
+        )
     return data
 
 

@@ -26,8 +26,16 @@ HEURISTIC = 0  # opponent id 0; frozen policies are 1..
 class OpponentPool:
     """Per-table, per-seat controllers (``LEARNER`` or an opponent id) and the opponents' moves."""
 
-    def __init__(self, num_tables: int, prob: float, heuristic_frac: float, size: int, learner_seats: int,
-                 rng: np.random.Generator, device):
+    def __init__(
+        self,
+        num_tables: int,
+        prob: float,
+        heuristic_frac: float,
+        size: int,
+        learner_seats: int,
+        rng: np.random.Generator,
+        device,
+    ):
         self.prob = prob
         self.heuristic_frac = heuristic_frac
         self.size = size
@@ -87,7 +95,7 @@ class OpponentPool:
                 opponent = 1 + int(self.rng.integers(len(self.frozen)))
             else:
                 continue  # nothing to play against yet
-            others = self.rng.permutation(4)[self.learner_seats:]
+            others = self.rng.permutation(4)[self.learner_seats :]
             self.controller[t, others] = opponent
 
     # ---- per step ------------------------------------------------------------------------------

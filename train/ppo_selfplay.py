@@ -16,17 +16,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numba
 import numpy as np
 import torch
 import torch.nn as nn
 
 from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.rules import load_rules
 from fzmj_env.vector import VectorEnv, results_of
 
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
@@ -54,7 +55,7 @@ class Args:
     torch_threads: int = 0
     """torch intra-op threads on CPU (0: torch's default, the cores this process may use)"""
     env_threads: int = 1
-    """Numba threads that step the tables (1: serial; more pays off with thousands of tables)"""
+    """Numba threads that step the tables (1: serial; 0: all Numba may use; more pays off with thousands of tables)"""
 
     # ---- environment ----------------------------------------------------------------------------
     rules: str = "fuzhou-lianzhong"
@@ -143,14 +144,30 @@ class Args:
             if not ok:
                 raise ConfigError(f"{key}: {what}, got {getattr(self, key)!r}")
 
-        check(self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"), "device", "expected auto, cpu or cuda")
+        check(
+            self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:"),
+            "device",
+            "expected auto, cpu or cuda",
+        )
         check(self.network in ("mlp", "resnet"), "network", "expected mlp or resnet")
         check(self.input_layer in ("auto", "sparse", "dense"), "input_layer", "expected auto, sparse or dense")
-        for key in ("num_tables", "num_steps", "total_timesteps", "hands_per_game", "num_minibatches", "update_epochs",
-                    "env_threads", "res_channels", "res_blocks", "log_every", "save_every", "eval_hands", "eval_workers",
-                    "pool_snapshot_every"):
+        for key in (
+            "num_tables",
+            "num_steps",
+            "total_timesteps",
+            "hands_per_game",
+            "num_minibatches",
+            "update_epochs",
+            "res_channels",
+            "res_blocks",
+            "log_every",
+            "save_every",
+            "eval_hands",
+            "eval_workers",
+            "pool_snapshot_every",
+        ):
             check(getattr(self, key) >= 1, key, "expected a positive integer")
-        for key in ("torch_threads", "eval_every", "pool_size", "seed"):
+        for key in ("torch_threads", "env_threads", "eval_every", "pool_size", "seed"):
             check(getattr(self, key) >= 0, key, "expected a non-negative integer")
         check(len(self.hidden_sizes) >= 1 and min(self.hidden_sizes) >= 1, "hidden_sizes", "expected positive sizes")
         check(self.learning_rate > 0, "learning_rate", "expected a positive number")
@@ -158,6 +175,13 @@ class Args:
             check(0.0 <= getattr(self, key) <= 1.0, key, "expected a number in [0, 1]")
         check(1 <= self.pool_learner_seats <= 3, "pool_learner_seats", "expected 1, 2 or 3")
         check(self.target_kl is None or self.target_kl > 0, "target_kl", "expected a positive number or null")
+        try:
+            load_rules(self.rules)
+        except ValueError as e:
+            raise ConfigError(f"rules: {e}") from None
+        for i, path in enumerate(self.pool_paths):
+            if not Path(path).is_file():
+                raise ConfigError(f"pool_paths[{i}]: no such checkpoint {path!r}")
 
     @property
     def batch_size(self) -> int:
@@ -194,8 +218,12 @@ class HandStats:
         if self.seat_hands == 0:
             return None
         n = self.seat_hands
-        return {"mean_hand_score": self.points / n, "win_rate": self.wins / n, "deal_in_rate": self.deal_ins / n,
-                "self_draw_rate": self.self_draws / n}
+        return {
+            "mean_hand_score": self.points / n,
+            "win_rate": self.wins / n,
+            "deal_in_rate": self.deal_ins / n,
+            "self_draw_rate": self.self_draws / n,
+        }
 
 
 def pick_device(name: str) -> torch.device:
@@ -206,6 +234,14 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def make_optimizer(agent: nn.Module, lr: float) -> torch.optim.Optimizer:
+    """Adam (CleanRL's eps), the fused kernel where this torch has it for the device."""
+    try:
+        return torch.optim.Adam(agent.parameters(), lr=lr, eps=1e-5, fused=True)
+    except (RuntimeError, TypeError):  # older torch: fused Adam is CUDA-only
+        return torch.optim.Adam(agent.parameters(), lr=lr, eps=1e-5)
+
+
 def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dict:
     """Duplicate evaluation (``agents.evaluate``) of the checkpoint against three ``opponent`` seats.
 
@@ -214,8 +250,9 @@ def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dic
     from agents.evaluate import evaluate
 
     spec = f"ppo:{ckpt}"
-    result = evaluate([spec, opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers,
-                      progress=False, rules=args.rules)
+    result = evaluate(
+        [spec, opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers, progress=False, rules=args.rules
+    )
     return result["agents"][spec]
 
 
@@ -229,8 +266,14 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--config", help="YAML config file (default: the built-in defaults)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one config key (repeatable), e.g. --set num_tables=512")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config key (repeatable), e.g. --set num_tables=512",
+    )
     parser.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
     parser.add_argument("--device", help="shortcut for --set device=...")
     ns = parser.parse_args(argv)
@@ -269,7 +312,8 @@ def main(argv=None) -> int:
     start_update, global_step = 1, 0
     if resume is not None:
         start_update, global_step = resume["update"] + 1, resume["global_step"]
-    writer = SummaryWriter(str(run_dir), purge_step=global_step if resume is not None else None)
+    # on resume, TensorBoard drops the old run's events logged after the checkpoint
+    writer = SummaryWriter(str(run_dir), purge_step=global_step + 1 if resume is not None else None)
     writer.add_text("config", "```yaml\n" + to_yaml(args) + "```", global_step)
     writer.add_text(
         "hyperparameters",
@@ -286,18 +330,28 @@ def main(argv=None) -> int:
 
     # a resumed run plays new games: the env seed moves on with the update number
     env_seed = (args.seed * 1_000_003 + start_update - 1) % 2**63
-    env = VectorEnv(args.num_tables, rules=args.rules, seed=env_seed, hands_per_game=args.hands_per_game,
-                    oracle=args.oracle_critic, reward_scale=args.reward_scale, num_threads=args.env_threads)
+    env_threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    env = VectorEnv(
+        args.num_tables,
+        rules=args.rules,
+        seed=env_seed,
+        hands_per_game=args.hands_per_game,
+        oracle=args.oracle_critic,
+        reward_scale=args.reward_scale,
+        num_threads=env_threads,
+    )
     B, T = args.num_tables, args.num_steps
 
-    agent = ActorCritic(args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer,
-                        args.oracle_critic).to(device)
-    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
+    agent = ActorCritic(
+        args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer, args.oracle_critic
+    ).to(device)
+    optimizer = make_optimizer(agent, args.learning_rate)
 
     pool = None
     if args.pool_prob > 0:
-        pool = OpponentPool(B, args.pool_prob, args.pool_heuristic_frac, args.pool_size, args.pool_learner_seats,
-                            np_rng, device)
+        pool = OpponentPool(
+            B, args.pool_prob, args.pool_heuristic_frac, args.pool_size, args.pool_learner_seats, np_rng, device
+        )
         for path in args.pool_paths:
             pool.add_fixed(load_policy(path, device))
     controller = pool.controller if pool is not None else np.full((B, 4), LEARNER, dtype=np.int64)
@@ -310,20 +364,31 @@ def main(argv=None) -> int:
         if pool is not None and resume.get("pool"):
             pool.load_state_dicts(agent, resume["pool"])
 
-    buffer = SelfPlayBuffer(B, (T + 4) * B, OBS_SHAPE, NUM_ACTIONS, device,
-                            ORACLE_SHAPE if args.oracle_critic else None)
+    buffer = SelfPlayBuffer(
+        B, (T + 4) * B, OBS_SHAPE, NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
+    )
     stats = HandStats()
     actions = np.zeros(B, dtype=np.int64)
     all_tables = np.arange(B)
     latest_eval: dict[str, dict] = {}
 
-    print(f"fzmj-train: run {run_dir}  device {device}  {B} tables x {T} steps = {B * T} steps/update, "
-          f"{args.num_updates} updates  (torch threads {torch.get_num_threads()})", flush=True)
+    print(
+        f"fzmj-train: run {run_dir}  device {device}  {B} tables x {T} steps = {B * T} steps/update, "
+        f"{args.num_updates} updates  (torch threads {torch.get_num_threads()})",
+        flush=True,
+    )
 
     def save(update: int) -> Path:
         extra = {"pool": pool.state_dicts()} if pool is not None else {}
-        state = dict(policy=agent, optimizer=optimizer, config=dataclasses.asdict(args), update=update,
-                     global_step=global_step, rng=rng_state(np_rng), **extra)
+        state = dict(
+            policy=agent,
+            optimizer=optimizer,
+            config=dataclasses.asdict(args),
+            update=update,
+            global_step=global_step,
+            rng=rng_state(np_rng),
+            **extra,
+        )
         save_checkpoint(ckpt_dir / f"update_{update:06d}.pt", **state)
         return save_checkpoint(ckpt_dir / "latest.pt", **state)
 
@@ -345,7 +410,7 @@ def main(argv=None) -> int:
                 buffer.values[: buffer.n] = agent.get_value(buffer.obs[: buffer.n], o)
 
         # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
-        t_rollout = time.perf_counter()
+        t_rollout, cpu_start = time.perf_counter(), time.process_time()
         for _step in range(T):
             global_step += B
             ctrl = controller[all_tables, seat]
@@ -387,7 +452,10 @@ def main(argv=None) -> int:
                 mb = perm[start : start + mb_size]
                 mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                    buffer.obs.index_select(0, mb), buffer.mask.index_select(0, mb), buffer.actions[mb], oracle=mb_oracle
+                    buffer.obs.index_select(0, mb),
+                    buffer.mask.index_select(0, mb),
+                    buffer.actions[mb],
+                    oracle=mb_oracle,
                 )
                 logratio = newlogprob - buffer.logprobs[mb]
                 ratio = logratio.exp()
@@ -441,6 +509,7 @@ def main(argv=None) -> int:
         writer.add_scalar("charts/carried_decisions", carried, global_step)
         writer.add_scalar("perf/rollout_seconds", t_rollout, global_step)
         writer.add_scalar("perf/update_seconds", t_update, global_step)
+        writer.add_scalar("perf/cpu_seconds", time.process_time() - cpu_start, global_step)  # all threads
         writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
         writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
         writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)

@@ -39,10 +39,10 @@ no successor yet: the seat has not acted again when the rollout stops, and the r
 that decision may still be on their way. Such decisions are *carried over*: after the update
 they move to the front of the buffer with the rewards credited so far, their chains keep
 pointing at them, and they are trained on in the next update, once their successor (or the
-game's end) is known. Their values are recomputed by the updated critic at the start of the
-next rollout (:meth:`SelfPlayBuffer.open_rows`), while their log-probs stay those of the
-policy that chose the action, so PPO's ratio is the correct importance weight. No decision
-and no reward is dropped at the rollout boundary.
+game's end) is known. The trainer recomputes their values with the updated critic at the start
+of the next rollout, while their log-probs stay those of the policy that chose the action, so
+PPO's ratio is the correct importance weight. No decision and no reward is dropped at the
+rollout boundary (a checkpoint does not keep them: a resumed run starts without them).
 
 Tensors that go through the network (observations, masks, actions, log-probs, values) live on
 the training device; the small bookkeeping arrays are numpy on the host.
@@ -78,7 +78,7 @@ class SelfPlayBuffer:
 
     Use per env step: :meth:`add` (the learner's decisions before ``env.step``), then
     :meth:`credit` (the step's rewards and game ends). At the end of a rollout:
-    :meth:`compute_gae`, train on :meth:`trainable_indices`, then :meth:`carry_over`.
+    :meth:`compute_gae` (advantages, returns and the trainable rows), update, then :meth:`carry_over`.
     """
 
     def __init__(self, num_tables: int, capacity: int, obs_shape, num_actions: int, device="cpu", oracle_shape=None):
@@ -160,8 +160,16 @@ class SelfPlayBuffer:
         """``(advantages, returns, trainable indices)``; tensors on the buffer's device, over all rows."""
         n = self.n
         values = self.values[:n].float().cpu().numpy()
-        gae_chains(self.rewards[:n], values, self.next_idx[:n], self.terminal[:n], np.float32(gamma), np.float32(lam),
-                   self.advantages[:n], self.trainable[:n])
+        gae_chains(
+            self.rewards[:n],
+            values,
+            self.next_idx[:n],
+            self.terminal[:n],
+            np.float32(gamma),
+            np.float32(lam),
+            self.advantages[:n],
+            self.trainable[:n],
+        )
         adv = torch.from_numpy(self.advantages[:n].copy()).to(self.device)
         returns = adv + self.values[:n]
         return adv, returns, np.flatnonzero(self.trainable[:n])
