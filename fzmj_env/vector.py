@@ -279,6 +279,13 @@ class VectorEnv:
         return self._obs, self._mask, self._seat, self._rewards, self._done, info
 
     @property
+    def oracle_planes(self) -> np.ndarray:
+        """Oracle planes of each table's acting seat, as of the last reset/step (``oracle=True`` only)."""
+        if not self.oracle:
+            raise RuntimeError("this VectorEnv was made with oracle=False")
+        return self._oracle
+
+    @property
     def games_started(self) -> np.ndarray:
         """Games started so far per table (the next game of table t uses seed index games_started[t])."""
         return self._games.copy()

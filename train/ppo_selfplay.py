@@ -393,7 +393,7 @@ def main(argv=None) -> int:
         return save_checkpoint(ckpt_dir / "latest.pt", **state)
 
     obs, mask, seat = env.reset()
-    oracle = env._oracle if args.oracle_critic else None  # reset() returns no oracle; step() puts it in info
+    oracle = env.oracle_planes if args.oracle_critic else None  # reset() returns no oracle; step() puts it in info
     if pool is not None:
         pool.assign(all_tables)
     start_time, start_step = time.time(), global_step
