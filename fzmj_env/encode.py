@@ -59,7 +59,6 @@ from .core.state import (
     ROB_WINDOW,
     STREAK,
     TAIL,
-    table_view,
 )
 
 OBS_VERSION = "v1"
@@ -401,7 +400,7 @@ def encode_v1(tb, seat, out):
 @njit(cache=True)
 def encode_table(buf, t, seat, out):
     """Observation of ``seat`` at table ``t`` of ``buf`` (B table records) into ``out[C, 27]``."""
-    encode_v1(table_view(buf[t]), seat, out)
+    encode_v1(buf[t], seat, out)
 
 
 @njit(cache=True)
@@ -411,7 +410,7 @@ def encode_batch(buf, seats, out):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            encode_v1(table_view(buf[t]), seats[t], out[t])
+            encode_v1(buf[t], seats[t], out[t])
 
 
 @njit(cache=True)
@@ -483,7 +482,7 @@ def oracle_v1(tb, seat, out):
 
 @njit(cache=True)
 def oracle_table(buf, t, seat, out):
-    oracle_v1(table_view(buf[t]), seat, out)
+    oracle_v1(buf[t], seat, out)
 
 
 @njit(cache=True)
@@ -492,13 +491,13 @@ def oracle_batch(buf, seats, out):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            oracle_v1(table_view(buf[t]), seats[t], out[t])
+            oracle_v1(buf[t], seats[t], out[t])
 
 
 @njit(cache=True)
 def oracle_all(buf, t, out):
     """Oracle planes of table ``t`` for each of the 4 seats: ``out[4, ORACLE_CHANNELS, 27]``."""
-    tb = table_view(buf[t])
+    tb = buf[t]
     for s in range(4):
         oracle_v1(tb, s, out[s])
 
@@ -511,7 +510,7 @@ def step_observe(buf, t, wt, action, mask, obs):
     the seat to act next (-1 when the game is over). On an illegal action (code -1) nothing
     changes and ``mask``/``obs`` are left as they were. ``action`` < 0 only refreshes.
     """
-    tb = table_view(buf[t])
+    tb = buf[t]
     code = 0
     if action >= 0:
         code = step(tb, wt, action)

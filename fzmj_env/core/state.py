@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 MAX_MELDS = 5  # 16 tiles between turns = at most 5 exposed melds + 1 tile
 MAX_DISCARDS = 64  # per seat; a hand has ~61 head draws at most, claims add a few
@@ -99,12 +98,6 @@ STATE_DTYPE = np.dtype([(name, dtype, shape) for name, dtype, shape in _FIELDS])
 """One table's state as a numpy record; ``buf = np.zeros(B, STATE_DTYPE)`` holds B tables."""
 
 Table = namedtuple("Table", [name for name, _, _ in _FIELDS])
-
-
-@njit(cache=True)
-def table_view(record):
-    """Identity: ``buf[t]`` already is the table's record (kept so older call sites read well)."""
-    return record
 
 
 def flat_state(buf: np.ndarray, t: int = 0) -> np.ndarray:
