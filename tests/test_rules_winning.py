@@ -347,3 +347,15 @@ def test_r10_two_golds_cannot_rob_the_third():
     g = new_game(dealer=0, hands=hands, tail="9s")
     discard(g, 0, "9p")
     assert A_ROB not in asked(g, 2)
+
+
+def test_r10_dealer_may_rob_after_discarding_a_gold_first():
+    """docs/rules-notes.md 2: 抢金 is not a win on a discard, so R9.3 does not forbid it."""
+    g = new_game(dealer=0, hands={0: "9s 123p 456p 789p 234s 567s 1m"}, tail="9s")
+    discard(g, 0, "9s")  # the dealer's first discard is a gold: 16 tiles left, ready on 1m + a gold
+    assert asked(g, 0) == {A_ROB}
+    resolve(g, {0: A_ROB})
+    r = g.result
+    assert (r["winner"], r["win_type"]) == (0, "rob_gold")
+    # the robbed gold is the only gold, no flower, no kong: V = (0 + 1 + 0 + 5) * 2 + 30 = 42
+    assert r["value"] == 42 and r["points"] == [126, -42, -42, -42]
