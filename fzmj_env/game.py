@@ -233,18 +233,14 @@ class Game:
 
     @property
     def tiles_left(self) -> int:
-        return int(self.view.m[S.TAIL] - self.view.m[S.HEAD] + 1)
+        return int(E.table_wall_counts(self.buf, 0)[0])
 
     @property
     def reserve(self) -> int:
-        m = self.view.m
-        return int(
-            m[S.R_RESERVE_BASE]
-            + m[S.R_RESERVE_EXPOSED_KONG] * m[S.EXP_KONGS]
-            + m[S.R_RESERVE_CONCEALED_KONG] * m[S.CONC_KONGS]
-            + m[S.R_RESERVE_FLOWER_SET] * m[S.FLOWER_SETS]
-        )
+        """Reserve N (R6), as the engine counts it."""
+        return int(E.table_wall_counts(self.buf, 0)[1])
 
     @property
     def drawable(self) -> int:
-        return self.tiles_left - self.reserve
+        left, reserve = E.table_wall_counts(self.buf, 0)
+        return int(left - reserve)

@@ -28,20 +28,17 @@ from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
 
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-
 
 @njit(cache=True)
 def game_seed(base_seed, table, game):
     """Seed of the ``game``-th game of ``table``: a hash of (base seed, table, game)."""
-    z = E.mix64(np.uint64(base_seed) + _GAMMA * np.uint64(table + 1))
-    return E.mix64(z ^ (_GAMMA * np.uint64(game + 1)))
+    z = E.mix64(np.uint64(base_seed) + E.GAMMA * np.uint64(table + 1))
+    return E.mix64(z ^ (E.GAMMA * np.uint64(game + 1)))
 
 
 @njit(cache=True)
 def _start_game(tb, wt, seed, hands_per_game):
-    tb.m[S.SEED_LO] = np.int32(np.int64(seed & np.uint64(0xFFFFFFFF)))  # truncation keeps the bits
-    tb.m[S.SEED_HI] = np.int32(np.int64(seed >> np.uint64(32)))
+    E.set_seed(tb, seed)
     E.reset_table(tb, wt, -1, 0, hands_per_game, False)
 
 

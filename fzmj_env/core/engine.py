@@ -92,7 +92,7 @@ STEP_GAME_OVER = 2  # the last hand ended: the game is over
 # ---------------------------------------------------------------------------------------------
 # Seeded randomness: splitmix64, so a table's games depend on its seed only (any thread count).
 # ---------------------------------------------------------------------------------------------
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+GAMMA = np.uint64(0x9E3779B97F4A7C15)  # splitmix64 increment, shared by every seeded stream
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
@@ -104,11 +104,18 @@ def mix64(z):
 
 
 @njit(cache=True)
+def set_seed(tb, seed):
+    """Store a uint64 game seed in the table's two int32 seed slots (bit for bit)."""
+    tb.m[SEED_LO] = np.int32(np.int64(seed & _MASK32))  # truncation keeps the low bits
+    tb.m[SEED_HI] = np.int32(np.int64(seed >> np.uint64(32)))
+
+
+@njit(cache=True)
 def hand_rng_state(tb):
     """The RNG stream of the current hand: a hash of (game seed, hand number)."""
     m = tb.m
     seed = (np.uint64(m[SEED_HI]) & _MASK32) << np.uint64(32) | (np.uint64(m[SEED_LO]) & _MASK32)
-    return mix64(seed + _GAMMA * np.uint64(m[HAND_NO] + 1))
+    return mix64(seed + GAMMA * np.uint64(m[HAND_NO] + 1))
 
 
 @njit(cache=True)
@@ -120,7 +127,7 @@ def shuffle_wall(tb, rng):
             tb.wall[i] = k
             i += 1
     for i in range(143, 0, -1):
-        rng += _GAMMA
+        rng += GAMMA
         j = np.int64(((mix64(rng) >> np.uint64(32)) * np.uint64(i + 1)) >> np.uint64(32))  # Lemire
         t = tb.wall[i]
         tb.wall[i] = tb.wall[j]
@@ -300,7 +307,7 @@ def reset_table(tb, wt, dealer, streak, hands_per_game, scripted):
     if not scripted:
         rng = shuffle_wall(tb, rng)
     if dealer < 0:
-        rng += _GAMMA
+        rng += GAMMA
         dealer = np.int64(mix64(rng ^ np.uint64(0xD1CE)) % np.uint64(4))
     m[DEALER] = dealer
     deal(tb, wt)
@@ -757,6 +764,13 @@ def table_reset(buf, t, wt, seed_lo, seed_hi, dealer, streak, hands_per_game, sc
     tb.m[SEED_LO] = seed_lo
     tb.m[SEED_HI] = seed_hi
     reset_table(tb, wt, dealer, streak, hands_per_game, scripted)
+
+
+@njit(cache=True)
+def table_wall_counts(buf, t):
+    """(tiles left in the wall, reserve N) of table ``t`` (R6); drawable D is their difference."""
+    tb = buf[t]
+    return tiles_left(tb), reserve(tb)
 
 
 @njit(cache=True)

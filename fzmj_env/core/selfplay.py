@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .engine import STEP_GAME_OVER, STEP_HAND_OVER, apply_action, legal_mask, mix64, reset_table
-from .state import NUM_ACTIONS, SEED_HI, SEED_LO, WINNER
-
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+from .engine import GAMMA, STEP_GAME_OVER, STEP_HAND_OVER, apply_action, legal_mask, mix64, reset_table, set_seed
+from .state import NUM_ACTIONS, WINNER
 
 
 @njit(cache=True)
@@ -17,7 +15,7 @@ def random_legal_action(mask, rng):
     n = 0
     for a in range(NUM_ACTIONS):
         n += mask[a]
-    rng += _GAMMA
+    rng += GAMMA
     pick = np.int64(mix64(rng) % np.uint64(n))
     for a in range(NUM_ACTIONS):
         if mask[a]:
@@ -41,9 +39,7 @@ def play_random_games(buf, t, wt, first_seed, n_games, hands_per_game):
     hands = 0
     wins = 0
     for g in range(n_games):
-        seed = np.uint64(first_seed + g)
-        tb.m[SEED_LO] = np.int32(np.int64(seed & np.uint64(0xFFFFFFFF)))  # truncation keeps the bits
-        tb.m[SEED_HI] = np.int32(np.int64(seed >> np.uint64(32)))
+        set_seed(tb, np.uint64(first_seed + g))
         reset_table(tb, wt, -1, 0, hands_per_game, False)
         while True:
             legal_mask(tb, wt, mask)
