@@ -25,6 +25,7 @@ call, for the AEC env).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .core.engine import acting_seat, drawable, legal_mask, reserve, step, tiles_left
@@ -239,78 +240,91 @@ assert len(ORACLE_PLANES) == ORACLE_CHANNELS
 
 
 # ---- kernels -----------------------------------------------------------------------------------------
-@njit(cache=True, inline="always")
-def _therm_add(out, p0, n, k):
-    """Add one tile of kind ``k`` to the threshold planes ``p0 .. p0+n-1`` (count >= i+1)."""
-    for i in range(n):
-        if out[p0 + i, k] == 0:
-            out[p0 + i, k] = 1
-            return
+# Speed (issue 4): every plane is written by a straight loop over the 27 columns of a row view,
+# reading from arrays other than ``out`` (the table record, or the small ``scratch`` counts), so
+# LLVM vectorizes it; no loop exits early on data. Tile counts are gathered in ``scratch`` first.
+SCRATCH_SHAPE = (2, 32)  # int8: [0] tiles in open melds per kind, [1] discards per kind
 
 
 @njit(cache=True, inline="always")
-def _therm_row(out, p, value, step, offset, c0, ncols):
-    """Columns ``c0 .. c0+ncols-1`` of plane ``p``: column j = 1 if value > offset + step * j."""
-    for j in range(ncols):
-        if value > offset + step * j:
-            out[p, c0 + j] = 1
-        else:
-            return
+def _thresholds(out, p, counts):
+    """Planes ``p .. p+3``: ``counts[k] >= 1 .. >= 4``."""
+    r0 = out[p]
+    r1 = out[p + 1]
+    r2 = out[p + 2]
+    r3 = out[p + 3]
+    for k in range(27):
+        c = counts[k]
+        r0[k] = c > 0
+        r1[k] = c > 1
+        r2[k] = c > 2
+        r3[k] = c > 3
 
 
-@njit(cache=True)
-def seat_block(tb, s, block):
+@njit(cache=True, inline="always")
+def _thermometer(row, value, step, offset):
+    """A full row: column j = 1 if ``value > offset + step * j``."""
+    for j in range(27):
+        row[j] = value > offset + step * j
+
+
+@njit(cache=True, inline="always")
+def seat_block(tb, s, block, scratch):
     """Planes S_MELD .. S_FLOWER_COUNT of seat ``s`` (its public melds, discards, flowers)
-    into ``block[S_FLAGS, 27]``, which must be zero."""
-    n_melds = tb.n_melds[s]
-    for j in range(n_melds):
+    into ``block[S_FLAGS, 27]``, which must be zero; ``scratch`` is SCRATCH_SHAPE int8."""
+    melded = scratch[0]
+    discarded = scratch[1]
+    melded[:] = 0
+    discarded[:] = 0
+    for j in range(tb.n_melds[s]):
         mt = tb.meld[s, j, 0]
         k = tb.meld[s, j, 1]
         if mt == MELD_CONCEALED_KONG:  # hidden from everyone but its owner (R12)
             continue
         if mt == MELD_CHI:
-            for d in range(3):
-                _therm_add(block, S_MELD, 4, k + d)
+            melded[k] += 1
+            melded[k + 1] += 1
+            melded[k + 2] += 1
+        elif mt == MELD_PENG:
+            melded[k] += 3
+            block[S_PENG, k] = 1
         else:
-            n = 3 if mt == MELD_PENG else 4
-            for _ in range(n):
-                _therm_add(block, S_MELD, 4, k)
-            if mt == MELD_PENG:
-                block[S_PENG, k] = 1
-            else:
-                block[S_KONG, k] = 1
+            melded[k] += 4
+            block[S_KONG, k] = 1
         taken = tb.meld[s, j, 2]
         if taken >= 0:
             block[S_TAKEN, taken] = 1
+    _thresholds(block, S_MELD, melded)
     nd = tb.n_disc[s]
+    disc = tb.disc[s]
+    claimed = tb.disc_claimed[s]
+    claimed_row = block[S_CLAIMED]
     for i in range(nd):
-        k = tb.disc[s, i]
-        _therm_add(block, S_DISC, 4, k)
-        if tb.disc_claimed[s, i]:
-            block[S_CLAIMED, k] = 1
+        k = disc[i]
+        discarded[k] += 1
+        claimed_row[k] |= claimed[i]
+    _thresholds(block, S_DISC, discarded)
     for i in range(min(nd, 4)):
-        block[S_RECENT + i, tb.disc[s, nd - 1 - i]] = 1
+        block[S_RECENT + i, disc[nd - 1 - i]] = 1
     fl = tb.flowers[s]
     total = 0
     for i in range(15):
+        total += fl[i]
+    if total == 0:  # most seats most of the time: the three flower planes stay zero
+        return
+    for i in range(15):
+        block[S_FLOWERS, i] = fl[i] > 0
+    for i in range(7):
         c = fl[i]
-        if c > 0:
-            total += c
-            block[S_FLOWERS, i] = 1
-            if i < 7 and c > 1:
-                block[S_HONOR_FLOWERS, i] = 1
-                if c > 2:
-                    block[S_HONOR_FLOWERS, 7 + i] = 1
-                    if c > 3:
-                        block[S_FLOWERS, FLOWER_SET_COL + i] = 1
-    if fl[7] + fl[8] + fl[9] + fl[10] == 4:
-        block[S_FLOWERS, FLOWER_SET_COL + 7] = 1
-    if fl[11] + fl[12] + fl[13] + fl[14] == 4:
-        block[S_FLOWERS, FLOWER_SET_COL + 8] = 1
-    _therm_row(block, S_FLOWER_COUNT, total, 1, 0, 0, 27)
+        block[S_HONOR_FLOWERS, i] = c > 1
+        block[S_HONOR_FLOWERS, 7 + i] = c > 2
+        block[S_FLOWERS, FLOWER_SET_COL + i] = c > 3
+    block[S_FLOWERS, FLOWER_SET_COL + 7] = fl[7] + fl[8] + fl[9] + fl[10] == 4
+    block[S_FLOWERS, FLOWER_SET_COL + 8] = fl[11] + fl[12] + fl[13] + fl[14] == 4
+    _thermometer(block[S_FLOWER_COUNT], total, 1, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _seat_flags(tb, s, row):
     """The S_FLAGS plane of seat ``s`` (changes every step: computed live)."""
     m = tb.m
@@ -318,41 +332,34 @@ def _seat_flags(tb, s, row):
     n_conc = 0
     nm = tb.n_melds[s]
     for j in range(nm):
-        if tb.meld[s, j, 0] == MELD_CONCEALED_KONG:
-            n_conc += 1
-    if m[DEALER] == s:
-        row[F_DEALER] = 1
-    if tb.gold_thrown[s]:
-        row[F_GOLD_THROWN] = 1
-    if ph != PH_OVER and m[CUR] == s:
-        row[F_CURRENT] = 1
-    if ph == PH_CLAIM and m[CLAIM_FROM] == s:
-        row[F_CLAIM_FROM] = 1
-    for j in range(min(nm, 5)):
-        row[F_MELDS + j] = 1
-    for j in range(min(n_conc, 4)):
-        row[F_CONC_KONGS + j] = 1
-    for j in range(min((tb.n_disc[s] + 1) // 2, 14)):
-        row[F_DISCARDS + j] = 1
+        n_conc += tb.meld[s, j, 0] == MELD_CONCEALED_KONG
+    row[F_DEALER] = m[DEALER] == s
+    row[F_GOLD_THROWN] = tb.gold_thrown[s] != 0
+    row[F_CURRENT] = ph != PH_OVER and m[CUR] == s
+    row[F_CLAIM_FROM] = ph == PH_CLAIM and m[CLAIM_FROM] == s
+    for j in range(5):
+        row[F_MELDS + j] = nm > j
+    for j in range(4):
+        row[F_CONC_KONGS + j] = n_conc > j
+    nd = tb.n_disc[s]
+    for j in range(14):
+        row[F_DISCARDS + j] = nd > 2 * j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _own_planes(tb, me, out):
     """Planes 0-8: this seat's private view (hand, golds, 过水, own concealed kongs, draw)."""
     m = tb.m
     gold = m[GOLD]
     hand = tb.hand[me]
+    _thresholds(out, P_HAND, hand)
     passed = tb.passed[me]
+    passed_row = out[P_OWN_PASSED]
     for k in range(27):
-        c = hand[k]
-        out[P_HAND, k] = c > 0
-        out[P_HAND + 1, k] = c > 1
-        out[P_HAND + 2, k] = c > 2
-        out[P_HAND + 3, k] = c > 3
-        out[P_OWN_PASSED, k] = passed[k] != 0
+        passed_row[k] = passed[k] != 0
     if 0 <= gold < 27:
         out[P_GOLD_KIND, gold] = 1
-        _therm_row(out, P_OWN_GOLDS, hand[gold], 1, 0, 0, 27)
+        _thermometer(out[P_OWN_GOLDS], hand[gold], 1, 0)
     if m[PHASE] == PH_TURN and m[CUR] == me and m[LAST_DRAW] >= 0:
         out[P_LAST_DRAW, m[LAST_DRAW]] = 1
     for j in range(tb.n_melds[me]):
@@ -360,41 +367,53 @@ def _own_planes(tb, me, out):
             out[P_OWN_CONCEALED_KONG, tb.meld[me, j, 1]] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _global_planes(tb, me, out):
     """Planes 89-96: wall counts, streak, match, phase and the tile under claim."""
     m = tb.m
     ph = m[PHASE]
     d = drawable(tb)
-    _therm_row(out, P_DRAWABLE, d, 1, 0, 0, 27)
-    _therm_row(out, P_DRAWABLE_COARSE, d, 2, 27, 0, 27)
-    _therm_row(out, P_TILES_LEFT, tiles_left(tb), 4, 0, 0, 27)
-    _therm_row(out, P_RESERVE, reserve(tb) - m[R_RESERVE_BASE], 1, 0, 0, 27)
-    _therm_row(out, P_STREAK, m[STREAK], 1, 0, 0, 27)
-    _therm_row(out, P_HANDS_LEFT, m[HANDS_PER_GAME] - m[HAND_NO] - 1, 1, 0, 0, 27)
+    _thermometer(out[P_DRAWABLE], d, 1, 0)
+    _thermometer(out[P_DRAWABLE_COARSE], d, 2, 27)
+    _thermometer(out[P_TILES_LEFT], tiles_left(tb), 4, 0)
+    _thermometer(out[P_RESERVE], reserve(tb) - m[R_RESERVE_BASE], 1, 0)
+    _thermometer(out[P_STREAK], m[STREAK], 1, 0)
+    _thermometer(out[P_HANDS_LEFT], m[HANDS_PER_GAME] - m[HAND_NO] - 1, 1, 0)
     if 0 <= ph <= 3:
         out[P_PHASE, ph] = 1  # PC_TURN, PC_DISCARD, PC_CLAIM, PC_OVER
-    if m[ROB_WINDOW]:
-        out[P_PHASE, PC_ROB_WINDOW] = 1
-    if m[HEAVENLY_OK] and ph != PH_OVER:
-        out[P_PHASE, PC_HEAVENLY] = 1
-    if acting_seat(tb) == me:
-        out[P_PHASE, PC_ME_ACTING] = 1
+    out[P_PHASE, PC_ROB_WINDOW] = m[ROB_WINDOW] != 0
+    out[P_PHASE, PC_HEAVENLY] = m[HEAVENLY_OK] != 0 and ph != PH_OVER
+    out[P_PHASE, PC_ME_ACTING] = acting_seat(tb) == me
     if ph == PH_CLAIM and m[CLAIM_TILE] >= 0:
         out[P_CLAIM_TILE, m[CLAIM_TILE]] = 1
 
 
 @njit(cache=True)
-def encode_v1(tb, seat, out):
-    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8)."""
-    out[:, :] = 0
+def encode_into(tb, seat, out, scratch):
+    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8), using
+    ``scratch`` (SCRATCH_SHAPE int8, any contents) for counts: the batch kernels' entry point."""
+    for p in range(NUM_CHANNELS):  # row by row: short inline stores, not a call to memset
+        row = out[p]
+        for k in range(27):
+            row[k] = 0
     _own_planes(tb, seat, out)
     for r in range(4):  # every seat in relative order: its public planes, then its flags
         s = (seat + r) % 4
         b = P_SEAT + r * SEAT_PLANES
-        seat_block(tb, s, out[b : b + S_FLAGS])
+        seat_block(tb, s, out[b : b + S_FLAGS], scratch)
         _seat_flags(tb, s, out[b + S_FLAGS])
     _global_planes(tb, seat, out)
+
+
+@njit(cache=True)
+def new_scratch():
+    return np.empty(SCRATCH_SHAPE, dtype=np.int8)
+
+
+@njit(cache=True)
+def encode_v1(tb, seat, out):
+    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8)."""
+    encode_into(tb, seat, out, new_scratch())
 
 
 @njit(cache=True)
@@ -406,11 +425,12 @@ def encode_table(buf, t, seat, out):
 @njit(cache=True)
 def encode_batch(buf, seats, out):
     """``out[t] = encode(table t, seats[t])`` for every table; a seat < 0 gives zeros."""
+    scratch = new_scratch()
     for t in range(buf.shape[0]):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            encode_v1(buf[t], seats[t], out[t])
+            encode_into(buf[t], seats[t], out[t], scratch)
 
 
 @njit(cache=True)
@@ -420,31 +440,34 @@ def _set_tile(out, p, k):
 
 
 @njit(cache=True)
-def oracle_v1(tb, seat, out):
+def oracle_into(tb, seat, out, scratch):
     """The hidden part of the state from ``seat``'s perspective into ``out[ORACLE_CHANNELS, 27]``.
 
     Never give this to an acting policy: it is for critics (R12 "a separate, clearly named output").
+    ``scratch``: SCRATCH_SHAPE int8, any contents.
     """
     out[:, :] = 0
     m = tb.m
     for r in range(1, 4):
         s = (seat + r) % 4
+        _thresholds(out, O_HANDS + 4 * (r - 1), tb.hand[s])
+        passed = tb.passed[s]
+        row = out[O_PASSED + r - 1]
         for k in range(27):
-            c = tb.hand[s, k]
-            for i in range(min(c, 4)):
-                out[O_HANDS + 4 * (r - 1) + i, k] = 1
-            if tb.passed[s, k]:
-                out[O_PASSED + r - 1, k] = 1
+            row[k] = passed[k] != 0
         for j in range(tb.n_melds[s]):
             if tb.meld[s, j, 0] == MELD_CONCEALED_KONG:
                 out[O_CONC_KONG + r - 1, tb.meld[s, j, 1]] = 1
     head = m[HEAD]
     tail = m[TAIL]
     if m[PHASE] != PH_OVER:
+        left = scratch[0]
+        left[:] = 0
         for i in range(head, tail + 1):
             k = tb.wall[i]
             if k < 27:
-                _therm_add(out, O_WALL, 4, k)
+                left[k] += 1
+        _thresholds(out, O_WALL, left)
         for i in range(N_HEAD_PLANES):
             if head + i <= tail:
                 _set_tile(out, O_HEAD + i, tb.wall[head + i])
@@ -481,25 +504,33 @@ def oracle_v1(tb, seat, out):
 
 
 @njit(cache=True)
+def oracle_v1(tb, seat, out):
+    """``oracle_into`` with its own scratch."""
+    oracle_into(tb, seat, out, new_scratch())
+
+
+@njit(cache=True)
 def oracle_table(buf, t, seat, out):
     oracle_v1(buf[t], seat, out)
 
 
 @njit(cache=True)
 def oracle_batch(buf, seats, out):
+    scratch = new_scratch()
     for t in range(buf.shape[0]):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            oracle_v1(buf[t], seats[t], out[t])
+            oracle_into(buf[t], seats[t], out[t], scratch)
 
 
 @njit(cache=True)
 def oracle_all(buf, t, out):
     """Oracle planes of table ``t`` for each of the 4 seats: ``out[4, ORACLE_CHANNELS, 27]``."""
     tb = buf[t]
+    scratch = new_scratch()
     for s in range(4):
-        oracle_v1(tb, s, out[s])
+        oracle_into(tb, s, out[s], scratch)
 
 
 @njit(cache=True)

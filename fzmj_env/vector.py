@@ -23,8 +23,10 @@ from numba import njit, prange
 from .actions import NUM_ACTIONS, action_name
 from .core import engine as E
 from .core import state as S
+from .core.borrow import borrow
+from .core.prefetch import prefetch
 from .core.hand import get_win_table
-from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
+from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_into, new_scratch, oracle_into
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
 
@@ -43,7 +45,7 @@ def _start_game(tb, wt, seed, hands_per_game):
 
 
 @njit(cache=True)
-def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
+def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out, scratch):
     """Mask, observation (and oracle) of the acting seat of one table; hands over its pending reward."""
     E.legal_mask(tb, wt, mask[t])
     s = E.acting_seat(tb)
@@ -54,11 +56,26 @@ def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pendin
             oracle_out[t, :, :] = 0
         pending_out[t] = 0.0
         return
-    encode_v1(tb, s, obs[t])
+    encode_into(tb, s, obs[t], scratch)
     if oracle:
-        oracle_v1(tb, s, oracle_out[t])
+        oracle_into(tb, s, oracle_out[t], scratch)
     pending_out[t] = pending[t, s]
     pending[t, s] = 0.0
+
+
+@njit(cache=True)
+def _find_illegal(actions, mask, seat):
+    """(first table whose action is not legal for its acting seat, number of such tables);
+    finished tables (seat -1, only without auto_reset) accept any action."""
+    first = -1
+    n = 0
+    for t in range(actions.shape[0]):
+        a = actions[t]
+        if seat[t] >= 0 and (a < 0 or a >= mask.shape[1] or mask[t, a] != 1):
+            n += 1
+            if first < 0:
+                first = t
+    return first, n
 
 
 @njit(cache=True)
@@ -111,26 +128,46 @@ def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewar
 
 
 @njit(cache=True)
-def _step_serial(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                 mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
-    for t in range(buf.shape[0]):
+def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
+    """Step tables ``lo .. hi-1`` and observe them."""
+    # Borrowed views (core/borrow.py): no atomic reference counting in the helpers called per table.
+    wt, actions, games, rewards, done = borrow(wt), borrow(actions), borrow(games), borrow(rewards), borrow(done)
+    hand_over, pending, final, mask, obs = borrow(hand_over), borrow(pending), borrow(final), borrow(mask), borrow(obs)
+    seat_out, oracle_out, pending_out = borrow(seat_out), borrow(oracle_out), borrow(pending_out)
+    results = borrow(results)
+    scratch = new_scratch()  # this call's own (threads must not share one: false sharing)
+    for t in range(lo, hi):
+        if t + 1 < hi:  # the next table's record comes in from L3 while this one is stepped
+            prefetch(buf, t + 1, buf.itemsize)
         _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
                   results, auto_reset)
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out, scratch)
+
+
+@njit(cache=True)
+def _step_serial(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                 mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
+    _step_range(0, buf.shape[0], buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending,
+                final, mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset)
 
 
 @njit(cache=True, parallel=True)
 def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                   mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
-    for t in prange(buf.shape[0]):
-        _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                  results, auto_reset)
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+                   mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset, n):
+    """``n`` contiguous chunks of tables, one per thread."""
+    B = buf.shape[0]
+    chunk = (B + n - 1) // n
+    for w in prange(n):
+        _step_range(w * chunk, min(B, (w + 1) * chunk), buf, wt, actions, base_seed, games, hpg, scale, rewards,
+                    done, hand_over, pending, final, mask, obs, seat_out, oracle, oracle_out, pending_out, results,
+                    auto_reset)
 
 
 @njit(cache=True)
 def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs, seat_out, oracle, oracle_out,
                pending, pending_out):
+    scratch = new_scratch()
     for t in range(buf.shape[0]):
         games[t] = 0
         for s in range(4):
@@ -140,7 +177,7 @@ def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs
             games[t] = 1
         else:
             _reset_one(buf, wt, t, base_seed, games, hpg)
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out, scratch)
 
 
 class VectorEnv:
@@ -241,29 +278,25 @@ class VectorEnv:
         if not np.issubdtype(actions.dtype, np.integer):
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
         actions = actions.astype(np.int64, copy=False)
-        finished = self._seat < 0  # only without auto_reset: their actions are ignored
-        if finished.any():
-            actions = np.where(finished, 0, actions)
-        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        legal = in_range.copy()
-        legal[in_range] = self._mask[np.flatnonzero(in_range), actions[in_range]] == 1
-        legal |= finished
-        if not legal.all():
-            t = int(np.flatnonzero(~legal)[0])
+        first, n_illegal = _find_illegal(actions, self._mask, self._seat)
+        if n_illegal:
+            t = int(first)
             a = int(actions[t])
             name = action_name(a) if 0 <= a < NUM_ACTIONS else "out of range 0..61"
             raise ValueError(
                 f"illegal action at table {t}: seat {int(self._seat[t])} cannot take action {a} ({name}); "
-                f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int((~legal).sum())} illegal in this batch)"
+                f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int(n_illegal)} illegal in this batch)"
             )
         acted = self._seat.copy()
-        kernel = _step_parallel if self.num_threads > 1 else _step_serial
+        args = (self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
+                np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending, self._final,
+                self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out, self._results,
+                self.auto_reset)
         if self.num_threads > 1:
             numba.set_num_threads(self.num_threads)
-        kernel(self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
-               np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending, self._final,
-               self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out, self._results,
-               self.auto_reset)
+            _step_parallel(*args, self.num_threads)
+        else:
+            _step_serial(*args)
         info = {
             "acted_seat": acted,
             "pending_reward": self._pending_out,

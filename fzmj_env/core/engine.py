@@ -212,7 +212,6 @@ def clear_hand_state(tb):
     tb.meld[:, :, :] = 0
     tb.n_melds[:] = 0
     tb.disc[:, :] = 0
-    tb.disc_seq[:, :] = 0
     tb.disc_claimed[:, :] = 0
     tb.n_disc[:] = 0
     tb.passed[:, :] = 0
@@ -657,7 +656,6 @@ def discard(tb, wt, seat, kind):
     if i >= MAX_DISCARDS:
         raise RuntimeError("discard log overflow")
     tb.disc[seat, i] = kind
-    tb.disc_seq[seat, i] = m[DISC_SEQ]
     tb.disc_claimed[seat, i] = 0
     tb.n_disc[seat] = i + 1
     m[DISC_SEQ] += 1

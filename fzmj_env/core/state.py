@@ -42,7 +42,7 @@ DEALER_DISCARDED = 19
 LAST_DRAW = 20  # kind of the last suit tile drawn by CUR, -1 if none
 LAST_DISCARD_SEAT = 21
 N_DECISIONS = 22
-DISC_SEQ = 23  # global discard counter (order/recency of discards)
+DISC_SEQ = 23  # number of discards so far in the hand (all seats)
 WINNER = 24  # result of the last finished hand (valid once a hand has ended)
 WIN_TYPE = 25
 DISCARDER = 26
@@ -81,7 +81,6 @@ _FIELDS = [
     ("meld", np.int8, (4, MAX_MELDS, 4)),  # (type, kind, taken kind or -1, from seat or -1)
     ("n_melds", np.int8, (4,)),
     ("disc", np.int8, (4, MAX_DISCARDS)),  # discarded kinds in order
-    ("disc_seq", np.int16, (4, MAX_DISCARDS)),  # global order of each discard
     ("disc_claimed", np.int8, (4, MAX_DISCARDS)),  # 1 if that discard was claimed (chi/peng/kong/hu)
     ("n_disc", np.int8, (4,)),
     ("passed", np.int8, (4, 27)),  # 过水: kinds this seat may not win on by discard (R9.4)
