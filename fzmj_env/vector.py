@@ -23,8 +23,7 @@ from numba import njit, prange
 from .actions import NUM_ACTIONS, action_name
 from .core import engine as E
 from .core import state as S
-from .core.borrow import borrow
-from .core.prefetch import prefetch
+from .core.intrinsics import borrow, prefetch
 from .core.hand import get_win_table
 from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_into, new_scratch, oracle_into
 from .game import split_seed
@@ -131,7 +130,7 @@ def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewar
 def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
                 mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
     """Step tables ``lo .. hi-1`` and observe them."""
-    # Borrowed views (core/borrow.py): no atomic reference counting in the helpers called per table.
+    # Borrowed views (core/intrinsics.py): no atomic reference counting in the helpers called per table.
     wt, actions, games, rewards, done = borrow(wt), borrow(actions), borrow(games), borrow(rewards), borrow(done)
     hand_over, pending, final, mask, obs = borrow(hand_over), borrow(pending), borrow(final), borrow(mask), borrow(obs)
     seat_out, oracle_out, pending_out = borrow(seat_out), borrow(oracle_out), borrow(pending_out)
