@@ -373,14 +373,6 @@ def update_waits(tb, wt, seat):
 
 
 @njit(cache=True)
-def has_peng(tb, seat, kind):
-    for j in range(tb.n_melds[seat]):
-        if tb.meld[seat, j, 0] == MELD_PENG and tb.meld[seat, j, 1] == kind:
-            return True
-    return False
-
-
-@njit(cache=True)
 def acting_seat(tb):
     """The seat that must decide now, or -1 when the game is over."""
     m = tb.m
@@ -421,17 +413,20 @@ def legal_mask(tb, wt, out):
         return
     s = m[CUR]
     hand = tb.hand[s]
-    for k in range(27):
-        if hand[k] > 0:
-            out[k] = 1
+    for k in range(27):  # (branch-free loops: these run at every decision)
+        out[k] = hand[k] > 0
     if ph == PH_DISCARD:  # after chi/peng: discard only (R7)
         return
     if can_self_win(tb, wt, s):
         out[A_HU] = 1
     if tiles_left(tb) >= 1:  # R6: a kong only while the wall has a tile
-        for k in range(27):
-            if k != gold and (hand[k] == 4 or (hand[k] >= 1 and has_peng(tb, s, k))):
-                out[A_SELF_KONG + k] = 1
+        pengs = 0  # bit k: the seat holds a peng of kind k (may be added to)
+        for j in range(tb.n_melds[s]):
+            if tb.meld[s, j, 0] == MELD_PENG:
+                pengs |= 1 << tb.meld[s, j, 1]
+        for k in range(27):  # concealed kong of 4 in hand, or added kong onto a peng; never of the gold
+            c = hand[k]
+            out[A_SELF_KONG + k] = (k != gold) & ((c == 4) | ((c >= 1) & ((pengs >> k) & 1 == 1)))
 
 
 @njit(cache=True)
