@@ -244,12 +244,12 @@ assert len(ORACLE_PLANES) == ORACLE_CHANNELS
 # Speed (issue 4). A count plane group (``>= 1 .. >= 4``) is built 8 columns at a time: eight
 # counts (0..7, three bits per byte) sit in one uint64 and each threshold is a few bit operations
 # on it, stored as one uint64 (``store8``); a 27-column row takes the words at columns 0, 8, 16
-# and 19 (the last overlaps, same bytes). Counts that are not in the record (melds, discards,
-# wall) are added up in ``scratch``, a uint64 per 8 kinds: adding whole words (not bytes) lets
-# the CPU forward the sums straight to the loads that follow. Thermometer rows are straight
-# loops with no early exit.
-SCRATCH_SHAPE = (2, 4)  # uint64: [0] tiles in open melds per kind, [1] discards per kind (byte k % 8 of word k // 8)
+# and 19 (the last overlaps, same bytes). The public counts come ready in that form from the
+# record (``disc_counts``, ``claimed_kinds``, ``meld_counts``, kept by the engine), so no plane
+# loops over a seat's discards. Thermometer rows are straight loops with no early exit; rows
+# that are not written in full are cleared first.
 _ONES = np.uint64(0x0101010101010101)  # bit 0 of every byte
+_BYTES_1_7 = np.uint64(0x00FFFFFFFFFFFFFF)  # the low 7 bytes
 
 
 @njit(cache=True, inline="always")
@@ -264,6 +264,12 @@ def _threshold_word(out, at, c):
 
 
 @njit(cache=True, inline="always")
+def _word_19(words):
+    """Kinds 19..26 of a byte-per-kind count (bytes 3..7 of word 2, 0..2 of word 3)."""
+    return (words[2] >> np.uint64(24)) | (words[3] << np.uint64(40))
+
+
+@njit(cache=True, inline="always")
 def _thresholds(out, p, counts, offset):
     """Planes ``p .. p+3`` of ``out`` (C, 27): ``c >= 1 .. >= 4`` for the 27 counts ``c`` (each
     0..7) at flat byte ``offset`` of the int8 array ``counts``."""
@@ -273,18 +279,22 @@ def _thresholds(out, p, counts, offset):
 
 @njit(cache=True, inline="always")
 def _thresholds_words(out, p, words):
-    """As ``_thresholds``, for counts held in 4 uint64 ``words`` (see SCRATCH_SHAPE)."""
+    """As ``_thresholds``, for a byte-per-kind count in 4 uint64 ``words`` (``tb.disc_counts[s]``)."""
     at = p * 27
     _threshold_word(out, at, words[0])
     _threshold_word(out, at + 8, words[1])
     _threshold_word(out, at + 16, words[2])
-    _threshold_word(out, at + 19, (words[2] >> np.uint64(24)) | (words[3] << np.uint64(40)))  # kinds 19..26
+    _threshold_word(out, at + 19, _word_19(words))
 
 
 @njit(cache=True, inline="always")
-def _count(words, k, n):
-    """Add ``n`` to the count of kind ``k``."""
-    words[k >> 3] += np.uint64(n) << np.uint64((k & 7) << 3)
+def _flag_row(out, p, words):
+    """Plane ``p``: the 0/1 bytes of a byte-per-kind flag set in 4 uint64 ``words``."""
+    at = p * 27
+    store8(out, at, words[0])
+    store8(out, at + 8, words[1])
+    store8(out, at + 16, words[2])
+    store8(out, at + 19, _word_19(words))
 
 
 @njit(cache=True, inline="always")
@@ -303,51 +313,41 @@ def _clear_rows(out, p, n):
 
 
 @njit(cache=True, inline="always")
-def seat_block(tb, s, out, b, scratch):
+def _byte_sum(w):
+    """Sum of the 8 bytes of ``w`` (each small enough that the sum stays below 256)."""
+    return (w * _ONES) >> np.uint64(56)
+
+
+@njit(cache=True, inline="always")
+def seat_block(tb, s, out, b):
     """Planes S_MELD .. S_FLOWER_COUNT of seat ``s`` (its public melds, discards, flowers) into
-    ``out[b + S_MELD .. b + S_FLOWER_COUNT]``; ``scratch`` is SCRATCH_SHAPE uint64."""
+    ``out[b + S_MELD .. b + S_FLOWER_COUNT]``."""
+    _thresholds_words(out, b + S_MELD, tb.meld_counts[s])
     _clear_rows(out, b + S_PENG, 3)  # S_PENG, S_KONG, S_TAKEN
-    _clear_rows(out, b + S_CLAIMED, S_FLAGS - S_CLAIMED)  # S_CLAIMED .. S_FLOWER_COUNT
-    melded = scratch[0]
-    discarded = scratch[1]
-    melded[:] = 0
-    discarded[:] = 0
     for j in range(tb.n_melds[s]):
         mt = tb.meld[s, j, 0]
-        k = tb.meld[s, j, 1]
         if mt == MELD_CONCEALED_KONG:  # hidden from everyone but its owner (R12)
             continue
-        if mt == MELD_CHI:
-            _count(melded, k, 1)
-            _count(melded, k + 1, 1)
-            _count(melded, k + 2, 1)
-        elif mt == MELD_PENG:
-            _count(melded, k, 3)
+        k = tb.meld[s, j, 1]
+        if mt == MELD_PENG:
             out[b + S_PENG, k] = 1
-        else:
-            _count(melded, k, 4)
+        elif mt != MELD_CHI:
             out[b + S_KONG, k] = 1
         taken = tb.meld[s, j, 2]
         if taken >= 0:
             out[b + S_TAKEN, taken] = 1
-    _thresholds_words(out, b + S_MELD, melded)
+    _thresholds_words(out, b + S_DISC, tb.disc_counts[s])
+    _flag_row(out, b + S_CLAIMED, tb.claimed_kinds[s])
+    _clear_rows(out, b + S_RECENT, S_FLAGS - S_RECENT)  # recent discards, the three flower planes
     nd = tb.n_disc[s]
     disc = tb.disc[s]
-    claimed = tb.disc_claimed[s]
-    claimed_row = out[b + S_CLAIMED]
-    for i in range(nd):
-        k = disc[i]
-        _count(discarded, k, 1)
-        claimed_row[k] |= claimed[i]
-    _thresholds_words(out, b + S_DISC, discarded)
     for i in range(min(nd, 4)):
         out[b + S_RECENT + i, disc[nd - 1 - i]] = 1
-    fl = tb.flowers[s]
-    total = 0
-    for i in range(15):
-        total += fl[i]
+    # flowers: 15 counts (kinds 27..41) in bytes s*15 .. s*15+14 of the flowers field
+    total = int(_byte_sum(load8(tb.flowers, s * 15)) + _byte_sum(load8(tb.flowers, s * 15 + 7) & ~np.uint64(0xFF)))
     if total == 0:  # most seats most of the time: the three flower planes stay zero
         return
+    fl = tb.flowers[s]
     for i in range(15):
         out[b + S_FLOWERS, i] = fl[i] > 0
     for i in range(7):
@@ -427,27 +427,16 @@ def _global_planes(tb, me, out):
 
 
 @njit(cache=True)
-def encode_into(tb, seat, out, scratch):
+def encode_v1(tb, seat, out):
     """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8, C-contiguous;
-    every byte is written), using ``scratch`` (SCRATCH_SHAPE uint64, any contents) for counts."""
+    every byte is written)."""
     _own_planes(tb, seat, out)
     for r in range(4):  # every seat in relative order: its public planes, then its flags
         s = (seat + r) % 4
         b = P_SEAT + r * SEAT_PLANES
-        seat_block(tb, s, out, b, scratch)
+        seat_block(tb, s, out, b)
         _seat_flags(tb, s, out[b + S_FLAGS])
     _global_planes(tb, seat, out)
-
-
-@njit(cache=True)
-def new_scratch():
-    return np.empty(SCRATCH_SHAPE, dtype=np.uint64)
-
-
-@njit(cache=True)
-def encode_v1(tb, seat, out):
-    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8)."""
-    encode_into(tb, seat, out, new_scratch())
 
 
 @njit(cache=True)
@@ -459,12 +448,11 @@ def encode_table(buf, t, seat, out):
 @njit(cache=True)
 def encode_batch(buf, seats, out):
     """``out[t] = encode(table t, seats[t])`` for every table; a seat < 0 gives zeros."""
-    scratch = new_scratch()
     for t in range(buf.shape[0]):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            encode_into(buf[t], seats[t], out[t], scratch)
+            encode_v1(buf[t], seats[t], out[t])
 
 
 @njit(cache=True)
@@ -474,11 +462,10 @@ def _set_tile(out, p, k):
 
 
 @njit(cache=True)
-def oracle_into(tb, seat, out, scratch):
+def oracle_v1(tb, seat, out):
     """The hidden part of the state from ``seat``'s perspective into ``out[ORACLE_CHANNELS, 27]``.
 
     Never give this to an acting policy: it is for critics (R12 "a separate, clearly named output").
-    ``scratch``: SCRATCH_SHAPE uint64, any contents.
     """
     out[:, :] = 0
     m = tb.m
@@ -495,13 +482,21 @@ def oracle_into(tb, seat, out, scratch):
     head = m[HEAD]
     tail = m[TAIL]
     if m[PHASE] != PH_OVER:
-        left = scratch[0]
-        left[:] = 0
+        w0 = w1 = w2 = w3 = np.uint64(0)  # byte-per-kind counts of the suit tiles left
         for i in range(head, tail + 1):
             k = tb.wall[i]
             if k < 27:
-                _count(left, k, 1)
-        _thresholds_words(out, O_WALL, left)
+                one = np.uint64(1) << np.uint64((k & 7) << 3)
+                q = k >> 3
+                w0 += one * np.uint64(q == 0)
+                w1 += one * np.uint64(q == 1)
+                w2 += one * np.uint64(q == 2)
+                w3 += one * np.uint64(q == 3)
+        at = O_WALL * 27
+        _threshold_word(out, at, w0)
+        _threshold_word(out, at + 8, w1)
+        _threshold_word(out, at + 16, w2)
+        _threshold_word(out, at + 19, (w2 >> np.uint64(24)) | (w3 << np.uint64(40)))
         for i in range(N_HEAD_PLANES):
             if head + i <= tail:
                 _set_tile(out, O_HEAD + i, tb.wall[head + i])
@@ -538,33 +533,25 @@ def oracle_into(tb, seat, out, scratch):
 
 
 @njit(cache=True)
-def oracle_v1(tb, seat, out):
-    """``oracle_into`` with its own scratch."""
-    oracle_into(tb, seat, out, new_scratch())
-
-
-@njit(cache=True)
 def oracle_table(buf, t, seat, out):
     oracle_v1(buf[t], seat, out)
 
 
 @njit(cache=True)
 def oracle_batch(buf, seats, out):
-    scratch = new_scratch()
     for t in range(buf.shape[0]):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            oracle_into(buf[t], seats[t], out[t], scratch)
+            oracle_v1(buf[t], seats[t], out[t])
 
 
 @njit(cache=True)
 def oracle_all(buf, t, out):
     """Oracle planes of table ``t`` for each of the 4 seats: ``out[4, ORACLE_CHANNELS, 27]``."""
     tb = buf[t]
-    scratch = new_scratch()
     for s in range(4):
-        oracle_into(tb, s, out[s], scratch)
+        oracle_v1(tb, s, out[s])
 
 
 @njit(cache=True)

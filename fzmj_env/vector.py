@@ -25,7 +25,7 @@ from .core import engine as E
 from .core import state as S
 from .core.intrinsics import borrow, prefetch
 from .core.hand import get_win_table
-from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_into, new_scratch, oracle_into
+from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
 
@@ -44,7 +44,7 @@ def _start_game(tb, wt, seed, hands_per_game):
 
 
 @njit(cache=True)
-def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out, scratch):
+def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
     """Mask, observation (and oracle) of the acting seat of one table; hands over its pending reward."""
     E.legal_mask(tb, wt, mask[t])
     s = E.acting_seat(tb)
@@ -55,9 +55,9 @@ def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pendin
             oracle_out[t, :, :] = 0
         pending_out[t] = 0.0
         return
-    encode_into(tb, s, obs[t], scratch)
+    encode_v1(tb, s, obs[t])
     if oracle:
-        oracle_into(tb, s, oracle_out[t], scratch)
+        oracle_v1(tb, s, oracle_out[t])
     pending_out[t] = pending[t, s]
     pending[t, s] = 0.0
 
@@ -135,13 +135,12 @@ def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards,
     hand_over, pending, final, mask, obs = borrow(hand_over), borrow(pending), borrow(final), borrow(mask), borrow(obs)
     seat_out, oracle_out, pending_out = borrow(seat_out), borrow(oracle_out), borrow(pending_out)
     results = borrow(results)
-    scratch = new_scratch()  # this call's own (threads must not share one: false sharing)
     for t in range(lo, hi):
         if t + 1 < hi:  # the next table's record comes in from L3 while this one is stepped
             prefetch(buf, t + 1, buf.itemsize)
         _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
                   results, auto_reset)
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out, scratch)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 @njit(cache=True)
@@ -166,7 +165,6 @@ def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done
 @njit(cache=True)
 def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs, seat_out, oracle, oracle_out,
                pending, pending_out):
-    scratch = new_scratch()
     for t in range(buf.shape[0]):
         games[t] = 0
         for s in range(4):
@@ -176,7 +174,7 @@ def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs
             games[t] = 1
         else:
             _reset_one(buf, wt, t, base_seed, games, hpg)
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out, scratch)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 class VectorEnv:

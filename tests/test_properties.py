@@ -9,6 +9,8 @@
 * Every decision offers at least one legal action; an illegal action raises
   ``IllegalActionError`` naming the seat and leaves the state untouched.
 * Determinism: the same seed and the same actions give the same game, bit for bit.
+* The public counts the engine keeps for the encoder (``disc_counts``, ``claimed_kinds``,
+  ``meld_counts``) always equal a recount of the discards and open melds.
 """
 
 from __future__ import annotations
@@ -69,7 +71,32 @@ def tile_census(g: Game) -> np.ndarray:
     return c
 
 
+def kind_bytes(words: np.ndarray) -> np.ndarray:
+    """The 27 per-kind bytes of a byte-per-kind count (4 little-endian uint64 words)."""
+    return np.frombuffer(words.astype("<u8").tobytes(), dtype=np.uint8)[:27].astype(np.int64)
+
+
+def check_public_counts(g: Game) -> None:
+    v = g.view
+    for s in range(4):
+        n = int(v.n_disc[s])
+        disc = v.disc[s, :n].astype(np.int64)
+        assert np.array_equal(kind_bytes(v.disc_counts[s]), np.bincount(disc, minlength=27)), f"disc_counts seat {s}"
+        claimed = np.zeros(27, np.int64)
+        claimed[disc[v.disc_claimed[s, :n] == 1]] = 1
+        assert np.array_equal(kind_bytes(v.claimed_kinds[s]), claimed), f"claimed_kinds seat {s}"
+        melded = np.zeros(27, np.int64)
+        for j in range(int(v.n_melds[s])):
+            t, k = int(v.meld[s, j, 0]), int(v.meld[s, j, 1])
+            if t == S.MELD_CHI:
+                melded[k : k + 3] += 1
+            elif t != S.MELD_CONCEALED_KONG:  # concealed kongs are not public
+                melded[k] += MELD_TILES[t]
+        assert np.array_equal(kind_bytes(v.meld_counts[s]), melded), f"meld_counts seat {s}"
+
+
 def check_invariants(g: Game) -> None:
+    check_public_counts(g)
     c = tile_census(g)
     assert np.array_equal(c, COPIES), (
         f"tiles not conserved: diff {dict((k, int(d)) for k, d in enumerate(c - COPIES) if d)}"

@@ -214,6 +214,9 @@ def clear_hand_state(tb):
     tb.disc[:, :] = 0
     tb.disc_claimed[:, :] = 0
     tb.n_disc[:] = 0
+    tb.disc_counts[:, :] = 0
+    tb.claimed_kinds[:, :] = 0
+    tb.meld_counts[:, :] = 0
     tb.passed[:, :] = 0
     tb.waits[:, :] = 0
     tb.gold_thrown[:] = 0
@@ -429,8 +432,22 @@ def legal_mask(tb, wt, out):
             out[A_SELF_KONG + k] = (k != gold) & ((c == 4) | ((c >= 1) & ((pengs >> k) & 1 == 1)))
 
 
+@njit(cache=True, inline="always")
+def add_kind_count(words, kind, n):
+    """Add ``n`` to the count of ``kind`` in a byte-per-kind count (``tb.disc_counts[seat]`` ...)."""
+    words[kind >> 3] += np.uint64(n) << np.uint64((kind & 7) << 3)
+
+
 @njit(cache=True)
 def add_meld(tb, seat, mtype, kind, taken, source):
+    if mtype == MELD_CHI:
+        add_kind_count(tb.meld_counts[seat], kind, 1)
+        add_kind_count(tb.meld_counts[seat], kind + 1, 1)
+        add_kind_count(tb.meld_counts[seat], kind + 2, 1)
+    elif mtype == MELD_PENG:
+        add_kind_count(tb.meld_counts[seat], kind, 3)
+    elif mtype == MELD_EXPOSED_KONG:
+        add_kind_count(tb.meld_counts[seat], kind, 4)
     j = tb.n_melds[seat]
     tb.meld[seat, j, 0] = mtype
     tb.meld[seat, j, 1] = kind
@@ -522,7 +539,10 @@ def open_claims(tb, wt, discarder, kind):
 
 @njit(cache=True)
 def mark_last_discard_claimed(tb, discarder):
-    tb.disc_claimed[discarder, tb.n_disc[discarder] - 1] = 1
+    i = tb.n_disc[discarder] - 1
+    tb.disc_claimed[discarder, i] = 1
+    k = tb.disc[discarder, i]
+    tb.claimed_kinds[discarder, k >> 3] |= np.uint64(1) << np.uint64((k & 7) << 3)
 
 
 @njit(cache=True)
@@ -653,6 +673,7 @@ def discard(tb, wt, seat, kind):
     tb.disc[seat, i] = kind
     tb.disc_claimed[seat, i] = 0
     tb.n_disc[seat] = i + 1
+    add_kind_count(tb.disc_counts[seat], kind, 1)
     m[DISC_SEQ] += 1
     update_waits(tb, wt, seat)
     tb.passed[seat, :] = 0  # 过水 lasts until the seat next discards (R9.4)
@@ -679,6 +700,7 @@ def self_kong(tb, wt, seat, kind):
         for j in range(tb.n_melds[seat]):
             if tb.meld[seat, j, 0] == MELD_PENG and tb.meld[seat, j, 1] == kind:
                 tb.meld[seat, j, 0] = MELD_ADDED_KONG
+        add_kind_count(tb.meld_counts[seat], kind, 1)
         tb.hand[seat, kind] -= 1
         m[EXP_KONGS] += 1
     m[HEAVENLY_OK] = 0

@@ -83,6 +83,12 @@ _FIELDS = [
     ("disc", np.int8, (4, MAX_DISCARDS)),  # discarded kinds in order
     ("disc_claimed", np.int8, (4, MAX_DISCARDS)),  # 1 if that discard was claimed (chi/peng/kong/hu)
     ("n_disc", np.int8, (4,)),
+    # Public tile counts kept up to date as the hand goes, for the observation encoder: a byte per
+    # kind (kind k: byte k % 8 of word k // 8), so eight kinds are read in one load. Derived from
+    # disc/disc_claimed/meld above; tests/test_properties.py checks they always agree.
+    ("disc_counts", np.uint64, (4, 4)),  # discards of each kind (claimed ones included)
+    ("claimed_kinds", np.uint64, (4, 4)),  # 1 if a discard of the kind was claimed by another seat
+    ("meld_counts", np.uint64, (4, 4)),  # tiles of each kind in open melds (not concealed kongs)
     ("passed", np.int8, (4, 27)),  # 过水: kinds this seat may not win on by discard (R9.4)
     ("waits", np.int8, (4, 27)),  # cache: kinds that complete this seat's last 3n+1 hand (see engine)
     ("gold_thrown", np.int8, (4,)),  # seat discarded a gold (R7, R9.3)
