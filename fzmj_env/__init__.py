@@ -4,12 +4,16 @@ Public API: tile notation (R1), the hand API (win detection, waits, specials, sh
 Python game driver, game records, and the environments.
 """
 
-from .aec import env, raw_env
-from .core.hand import is_win, is_win_batch, shanten, special_shapes, waits
-from .game import Game, IllegalActionError, hand_result
-from .record import RecordError, load_record, make_record, replay, save_record
-from .rules import available_rules, load_rules
-from .tiles import format_tiles, kind_index, kind_name, parse_tiles
+from ._numba_cache import clear_stale_cache
+
+clear_stale_cache()  # before any cached kernel loads (see _numba_cache.py)
+
+from .aec import env, raw_env  # noqa: E402
+from .core.hand import is_win, is_win_batch, shanten, special_shapes, waits  # noqa: E402
+from .game import Game, IllegalActionError, hand_result  # noqa: E402
+from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
+from .rules import available_rules, load_rules  # noqa: E402
+from .tiles import format_tiles, kind_index, kind_name, parse_tiles  # noqa: E402
 
 __all__ = [
     "parse_tiles",
