@@ -263,38 +263,38 @@ def _threshold_word(out, at, c):
     store8(out, at + 81, c2 & _ONES)  # bit 2: c >= 4
 
 
+_COLUMNS = (0, 8, 16, 19)  # first columns of the four 8-byte words covering a 27-column row
+
+
 @njit(cache=True, inline="always")
-def _word_19(words):
-    """Kinds 19..26 of a byte-per-kind count (bytes 3..7 of word 2, 0..2 of word 3)."""
-    return (words[2] >> np.uint64(24)) | (words[3] << np.uint64(40))
+def _row_words(words):
+    """The words for columns 0-7, 8-15, 16-23 and 19-26 of a byte-per-kind count in 4 uint64
+    ``words`` (array or tuple): the last is bytes 3..7 of word 2 and 0..2 of word 3."""
+    return words[0], words[1], words[2], (words[2] >> np.uint64(24)) | (words[3] << np.uint64(40))
 
 
 @njit(cache=True, inline="always")
 def _thresholds(out, p, counts, offset):
     """Planes ``p .. p+3`` of ``out`` (C, 27): ``c >= 1 .. >= 4`` for the 27 counts ``c`` (each
     0..7) at flat byte ``offset`` of the int8 array ``counts``."""
-    for col in (0, 8, 16, 19):
+    for col in _COLUMNS:
         _threshold_word(out, p * 27 + col, load8(counts, offset + col))
 
 
 @njit(cache=True, inline="always")
 def _thresholds_words(out, p, words):
     """As ``_thresholds``, for a byte-per-kind count in 4 uint64 ``words`` (``tb.disc_counts[s]``)."""
-    at = p * 27
-    _threshold_word(out, at, words[0])
-    _threshold_word(out, at + 8, words[1])
-    _threshold_word(out, at + 16, words[2])
-    _threshold_word(out, at + 19, _word_19(words))
+    w = _row_words(words)
+    for i in range(4):
+        _threshold_word(out, p * 27 + _COLUMNS[i], w[i])
 
 
 @njit(cache=True, inline="always")
 def _flag_row(out, p, words):
     """Plane ``p``: the 0/1 bytes of a byte-per-kind flag set in 4 uint64 ``words``."""
-    at = p * 27
-    store8(out, at, words[0])
-    store8(out, at + 8, words[1])
-    store8(out, at + 16, words[2])
-    store8(out, at + 19, _word_19(words))
+    w = _row_words(words)
+    for i in range(4):
+        store8(out, p * 27 + _COLUMNS[i], w[i])
 
 
 @njit(cache=True, inline="always")
@@ -492,11 +492,7 @@ def oracle_v1(tb, seat, out):
                 w1 += one * np.uint64(q == 1)
                 w2 += one * np.uint64(q == 2)
                 w3 += one * np.uint64(q == 3)
-        at = O_WALL * 27
-        _threshold_word(out, at, w0)
-        _threshold_word(out, at + 8, w1)
-        _threshold_word(out, at + 16, w2)
-        _threshold_word(out, at + 19, (w2 >> np.uint64(24)) | (w3 << np.uint64(40)))
+        _thresholds_words(out, O_WALL, (w0, w1, w2, w3))
         for i in range(N_HEAD_PLANES):
             if head + i <= tail:
                 _set_tile(out, O_HEAD + i, tb.wall[head + i])
