@@ -360,3 +360,14 @@ def test_relative_order(seat):
     o = obs_of(game, seat)
     dealer_r = [r for r in range(4) if o[seat_plane(r, "flags"), X.F_DEALER]]
     assert dealer_r == [(2 - seat) % 4]
+
+
+def test_every_byte_of_the_observation_is_written():
+    """The encoder clears only the rows it does not write in full (issue 4): a buffer full of
+    garbage must come out exactly like a zeroed one, for every seat of many states."""
+    rng = np.random.default_rng(5)
+    for game, _ in random_states(3, seed=11):
+        for seat in range(4):
+            dirty = rng.integers(-128, 128, size=(C, 27), dtype=np.int8)
+            X.encode_table(game.buf, 0, seat, dirty)
+            assert np.array_equal(dirty, obs_of(game, seat))

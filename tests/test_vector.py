@@ -153,3 +153,18 @@ def test_vector_without_auto_reset_tables_stay_finished():
         if finished.all():
             break
     assert finished.all()
+
+
+def test_vector_oracle_planes_are_the_acting_seats():
+    from fzmj_env.encode import ORACLE_CHANNELS, oracle_table
+
+    env = VectorEnv(6, seed=2, oracle=True)
+    obs, mask, seat = env.reset()
+    rng = np.random.default_rng(1)
+    ref = np.zeros((ORACLE_CHANNELS, 27), dtype=np.int8)
+    for _ in range(60):
+        for t in range(env.num_tables):
+            oracle_table(env.buf, t, int(seat[t]), ref)
+            np.testing.assert_array_equal(env.oracle_planes[t], ref)
+        obs, mask, seat, rewards, done, info = env.step(random_actions(rng, mask))
+        assert info["oracle"] is env.oracle_planes
