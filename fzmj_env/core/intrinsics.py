@@ -56,8 +56,9 @@ def prefetch(typingctx, arr, index, nbytes):
         start = cgutils.get_item_pointer(context, builder, aryty, ary, [i] + [intp(0)] * (aryty.ndim - 1))
         base = builder.bitcast(start, _I8P)
         n = context.cast(builder, args[2], signature.args[2], types.intp)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [_I8P, _I32, _I32, _I32]),
-                                            "llvm.prefetch.p0")
+        # llvmlite mangles the name for the pointer kind in use (llvm.prefetch.p0 or .p0i8)
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [_I8P],
+                                              ir.FunctionType(ir.VoidType(), [_I8P, _I32, _I32, _I32]))
         with cgutils.for_range_slice(builder, intp(0), n, intp(CACHE_LINE)) as (offset, _):
             # (address, read, keep in all cache levels, data cache)
             builder.call(fn, [builder.gep(base, [offset]), _I32(0), _I32(3), _I32(1)])
