@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core.intrinsics import load8, store8
 from .core.engine import acting_seat, drawable, legal_mask, reserve, step, tiles_left
+from .core.intrinsics import load8, store8
 from .core.state import (
     A_CHI_HIGH,
     A_CHI_LOW,
@@ -249,7 +249,6 @@ assert len(ORACLE_PLANES) == ORACLE_CHANNELS
 # loops over a seat's discards. Thermometer rows are straight loops with no early exit; rows
 # that are not written in full are cleared first.
 _ONES = np.uint64(0x0101010101010101)  # bit 0 of every byte
-_BYTES_1_7 = np.uint64(0x00FFFFFFFFFFFFFF)  # the low 7 bytes
 
 
 @njit(cache=True, inline="always")

@@ -23,8 +23,8 @@ from numba import njit, prange
 from .actions import NUM_ACTIONS, action_name
 from .core import engine as E
 from .core import state as S
-from .core.intrinsics import borrow, prefetch
 from .core.hand import get_win_table
+from .core.intrinsics import borrow, prefetch
 from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
