@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core.engine import acting_seat, drawable, legal_mask, reserve, step, tiles_left
+from .core.engine import acting_seat, drawable, kind_unit, legal_mask, reserve, step, tiles_left
 from .core.intrinsics import load8, store8
 from .core.state import (
     A_CHI_HIGH,
@@ -485,7 +485,7 @@ def oracle_v1(tb, seat, out):
         for i in range(head, tail + 1):
             k = tb.wall[i]
             if k < 27:
-                one = np.uint64(1) << np.uint64((k & 7) << 3)
+                one = kind_unit(k)
                 q = k >> 3
                 w0 += one * np.uint64(q == 0)
                 w1 += one * np.uint64(q == 1)

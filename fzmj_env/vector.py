@@ -143,13 +143,6 @@ def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards,
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
-@njit(cache=True)
-def _step_serial(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                 mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
-    _step_range(0, buf.shape[0], buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending,
-                final, mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset)
-
-
 @njit(cache=True, parallel=True)
 def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
                    mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset, n):
@@ -293,7 +286,7 @@ class VectorEnv:
             numba.set_num_threads(self.num_threads)
             _step_parallel(*args, self.num_threads)
         else:
-            _step_serial(*args)
+            _step_range(0, self.num_tables, *args)
         info = {
             "acted_seat": acted,
             "pending_reward": self._pending_out,

@@ -30,7 +30,6 @@ from .state import (
     CUR,
     DEALER,
     DEALER_DISCARDED,
-    DISC_SEQ,
     EXP_KONGS,
     FINAL_LEFT,
     FLOWER_SETS,
@@ -223,7 +222,7 @@ def clear_hand_state(tb):
     tb.opts[:] = 0
     tb.ask[:] = 0
     tb.choice[:] = A_PASS
-    for f in (EXP_KONGS, CONC_KONGS, FLOWER_SETS, ROB_WINDOW, DEALER_DISCARDED, DISC_SEQ, N_ASK, ASK_POS):
+    for f in (EXP_KONGS, CONC_KONGS, FLOWER_SETS, ROB_WINDOW, DEALER_DISCARDED, N_ASK, ASK_POS):
         m[f] = 0
     m[FINAL_LEFT] = -1
     m[LAST_DRAW] = -1
@@ -433,9 +432,16 @@ def legal_mask(tb, wt, out):
 
 
 @njit(cache=True, inline="always")
+def kind_unit(kind):
+    """1 in the byte of ``kind`` in its word of a byte-per-kind count (kind k: byte k % 8 of
+    word k // 8; ``tb.disc_counts``, ``tb.claimed_kinds``, ``tb.meld_counts``)."""
+    return np.uint64(1) << np.uint64((kind & 7) << 3)
+
+
+@njit(cache=True, inline="always")
 def add_kind_count(words, kind, n):
     """Add ``n`` to the count of ``kind`` in a byte-per-kind count (``tb.disc_counts[seat]`` ...)."""
-    words[kind >> 3] += np.uint64(n) << np.uint64((kind & 7) << 3)
+    words[kind >> 3] += np.uint64(n) * kind_unit(kind)
 
 
 @njit(cache=True)
@@ -542,7 +548,7 @@ def mark_last_discard_claimed(tb, discarder):
     i = tb.n_disc[discarder] - 1
     tb.disc_claimed[discarder, i] = 1
     k = tb.disc[discarder, i]
-    tb.claimed_kinds[discarder, k >> 3] |= np.uint64(1) << np.uint64((k & 7) << 3)
+    tb.claimed_kinds[discarder, k >> 3] |= kind_unit(k)
 
 
 @njit(cache=True)
@@ -674,7 +680,6 @@ def discard(tb, wt, seat, kind):
     tb.disc_claimed[seat, i] = 0
     tb.n_disc[seat] = i + 1
     add_kind_count(tb.disc_counts[seat], kind, 1)
-    m[DISC_SEQ] += 1
     update_waits(tb, wt, seat)
     tb.passed[seat, :] = 0  # 过水 lasts until the seat next discards (R9.4)
     if kind == m[GOLD]:

@@ -42,7 +42,7 @@ DEALER_DISCARDED = 19
 LAST_DRAW = 20  # kind of the last suit tile drawn by CUR, -1 if none
 LAST_DISCARD_SEAT = 21
 N_DECISIONS = 22
-DISC_SEQ = 23  # number of discards so far in the hand (all seats)
+# slot 23: free (held a discard counter nothing read)
 WINNER = 24  # result of the last finished hand (valid once a hand has ended)
 WIN_TYPE = 25
 DISCARDER = 26
