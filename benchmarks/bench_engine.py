@@ -10,7 +10,6 @@ warm (cached) import time of the package and its first engine call.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -19,6 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from report import print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 _IMPORT_SNIPPET = (
@@ -99,11 +100,7 @@ def main() -> None:
     fig.update(engine_hands_per_s(args.hands, args.runs))
     fig.update(driver_hands_per_s(args.driver_hands, max(3, args.runs // 2)))
     fig["runs"] = args.runs
-    if args.json:
-        print(json.dumps(fig))
-    else:
-        for k, v in fig.items():
-            print(f"{k:>24}: {v:,.2f}" if isinstance(v, float) else f"{k:>24}: {v}")
+    print_figures(fig, args.json)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,14 @@ machine); the decisions per hand; the heuristic's own cost per decision (kernel 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import statistics
 import sys
 import time
 from pathlib import Path
+
+from report import print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -85,11 +86,7 @@ def main() -> None:
     fig["random_hands_per_cpu_s"] = r["hands_per_cpu_s"]
     fig["random_decisions_per_hand"] = r["decisions_per_hand"]
     fig["heuristic_us_per_decision"] = heuristic_us_per_decision()
-    if args.json:
-        print(json.dumps(fig))
-    else:
-        for k, v in fig.items():
-            print(f"{k:>30}: {v:,.2f}" if isinstance(v, float) else f"{k:>30}: {v}")
+    print_figures(fig, args.json)
 
 
 if __name__ == "__main__":

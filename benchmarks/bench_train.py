@@ -11,10 +11,11 @@ the wall figure drops while the CPU figure tells what a dedicated core would do.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 from pathlib import Path
+
+from report import print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,11 +63,7 @@ def main() -> None:
         "rollout_s_median": statistics.median(series["rollout_seconds"]),
         "update_s_median": statistics.median(series["update_seconds"]),
     }
-    if ns.json:
-        print(json.dumps(out, indent=2))
-    else:
-        for k, v in out.items():
-            print(f"{k:>20}: {v:,.2f}" if isinstance(v, float) else f"{k:>20}: {v}")
+    print_figures(out, ns.json)
 
 
 if __name__ == "__main__":
