@@ -163,8 +163,8 @@ def _worker_play(b: int):
 
 
 def _play_batch(setup: _Setup, b: int, progress=None):
-    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, 14) int32, decisions)."""
-    from fzmj_env.vector import VectorEnv
+    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32, decisions)."""
+    from fzmj_env.vector import RESULT_WIDTH, VectorEnv
 
     wpb = setup.batch // 4
     w0 = b * wpb
@@ -176,7 +176,7 @@ def _play_batch(setup: _Setup, b: int, progress=None):
         reset_agent(agent, _agent_seed(setup.seed, b, i))
     env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False)
     obs, mask, seat = env.reset(seeds=seeds)
-    results = np.zeros((n, 14), dtype=np.int32)
+    results = np.zeros((n, RESULT_WIDTH), dtype=np.int32)
     active = np.ones(n, dtype=bool)
     actions = np.zeros(n, dtype=np.int64)
     slot_agent = setup.slot_agent
@@ -233,11 +233,13 @@ def _label(agent) -> str:
 # ---------------------------------------------------------------------------------------------
 def _aggregate(results: np.ndarray, walls: int, slot_agent: np.ndarray, names: list[str]) -> tuple[dict, dict]:
     """Statistics dict and the raw per-slot arrays (for plots) from the job results."""
-    R = results.reshape(walls, 4, 14)  # [wall, rotation]
+    from fzmj_env.vector import RESULT_POINTS, RESULT_WIDTH
+
+    R = results.reshape(walls, 4, RESULT_WIDTH)  # [wall, rotation]
     rot = np.arange(4)[None, :, None]
     slots = np.arange(4)[None, None, :]
     seat_of = (slots + rot) % 4  # [1, r, i]: seat of slot i in rotation r
-    pts_seat = R[:, :, 10:14].astype(np.int64)
+    pts_seat = R[:, :, RESULT_POINTS:RESULT_WIDTH].astype(np.int64)
     pts = np.take_along_axis(pts_seat, np.broadcast_to(seat_of, (walls, 4, 4)), axis=2)  # [w, r, slot]
     winner = R[:, :, 0].astype(np.int64)
     win_slot = np.where(winner >= 0, (winner - rot[:, :, 0]) % 4, -1)  # [w, r]

@@ -69,6 +69,8 @@ def hand_result(buf: np.ndarray, t: int = 0) -> dict:
     m = view.m
     winner = int(m[S.WINNER])
     bits = int(m[S.SPECIALS])
+    counted = int(m[S.SPECIALS_COUNTED])
+    listed = [i for i in range(S.N_SPECIALS) if bits >> i & 1]
     return {
         "hand_no": int(m[S.RES_HAND_NO]),
         "dealer": int(m[S.RES_DEALER]),
@@ -78,9 +80,12 @@ def hand_result(buf: np.ndarray, t: int = 0) -> dict:
         "discarder": None if m[S.DISCARDER] < 0 else int(m[S.DISCARDER]),
         "flower_points": int(m[S.FLOWER_PTS]),
         "gold_points": int(m[S.GOLD_PTS]),
-        "specials": [name for i, name in enumerate(S.SPECIAL_NAMES) if bits >> i & 1],
+        "specials": [S.SPECIAL_NAMES[i] for i in listed],
         "value": int(m[S.VALUE]),
         "points": [int(x) for x in view.points],
+        # PRESETS.md P0: each listed special's value under the preset, and which were paid
+        "special_values": {S.SPECIAL_NAMES[i]: int(m[S.RES_SPECIAL_VALUES + i]) for i in listed},
+        "specials_counted": [S.SPECIAL_NAMES[i] for i in listed if counted >> i & 1],
     }
 
 

@@ -84,7 +84,9 @@ def _reset_one(buf, wt, t, base_seed, games, hands_per_game):
 
 
 _RESULT_SLOTS = (S.WINNER, S.WIN_TYPE, S.DISCARDER, S.FLOWER_PTS, S.GOLD_PTS, S.SPECIALS, S.VALUE, S.RES_HAND_NO,
-                 S.RES_DEALER, S.RES_STREAK)
+                 S.RES_DEALER, S.RES_STREAK, S.SPECIALS_COUNTED)
+RESULT_POINTS = len(_RESULT_SLOTS)  # column of points[0] in a result row (see results_of)
+RESULT_WIDTH = RESULT_POINTS + 4
 
 
 @njit(cache=True)
@@ -94,7 +96,7 @@ def _copy_result(tb, out):
     for i in range(len(_RESULT_SLOTS)):
         out[i] = m[_RESULT_SLOTS[i]]
     for s in range(4):
-        out[10 + s] = tb.points[s]
+        out[len(_RESULT_SLOTS) + s] = tb.points[s]
 
 
 @njit(cache=True)
@@ -224,7 +226,7 @@ class VectorEnv:
         self._pending_out = np.zeros(B, dtype=np.float32)
         self._done = np.zeros(B, dtype=np.bool_)
         self._hand_over = np.zeros(B, dtype=np.bool_)
-        self._results = np.zeros((B, 14), dtype=np.int32)
+        self._results = np.zeros((B, RESULT_WIDTH), dtype=np.int32)
         self._ready = False
 
     # ------------------------------------------------------------------------------------------
@@ -333,7 +335,8 @@ def results_of(info: dict) -> list[dict]:
                 "hand_no": int(r[7]),
                 "dealer": int(r[8]),
                 "streak": int(r[9]),
-                "points": [int(x) for x in r[10:14]],
+                "points": [int(x) for x in r[RESULT_POINTS:RESULT_WIDTH]],
+                "specials_counted": [name for i, name in enumerate(SPECIAL_NAMES) if int(r[10]) >> i & 1],
             }
         )
     return out

@@ -22,6 +22,15 @@ from fzmj_env.rules import load_rules
 from fzmj_env.vector import VectorEnv, results_of
 
 V1_PLANES = 97
+# result keys as they were when the hashes were taken (issue 11 adds keys; the values must not move)
+V1_RESULT_KEYS = ("hand_no", "dealer", "streak", "winner", "win_type", "discarder", "flower_points", "gold_points",
+                  "specials", "value", "points")
+V1_VECTOR_KEYS = ("table", "winner", "win_type", "discarder", "flower_points", "gold_points", "specials", "value",
+                  "hand_no", "dealer", "streak", "points")
+
+
+def _project(results, keys):
+    return [{k: r[k] for k in keys} for r in results]
 
 
 def _digest(items) -> str:
@@ -43,7 +52,7 @@ def game_fingerprint(n_games: int = 200, hands_per_game: int = 3) -> str:
             legal = game.legal_actions
             pick = [a for a in legal if a in (S.A_HU, S.A_ROB)]  # mostly win (specials, payments)
             game.step(int(pick[0]) if pick and rng.random() < 0.9 else int(rng.choice(legal)))
-        items.append((game.decisions, game.results, game.scores))
+        items.append((game.decisions, _project(game.results, V1_RESULT_KEYS), game.scores))
     return _digest(items)
 
 
@@ -70,7 +79,7 @@ def vector_fingerprint(num_tables: int = 64, steps: int = 1000) -> str:
         obs, mask, seat, rewards, done, info = env.step(actions)
         h.update(rewards.tobytes())
         h.update(done.tobytes())
-        h.update(repr(results_of(info)).encode())
+        h.update(repr(_project(results_of(info), V1_VECTOR_KEYS)).encode())
     return h.hexdigest()[:16]
 
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .hand import is_golden_pair_counts, is_idle_gold_counts, is_win_counts, wait_mask_counts
+from .hand import (
+    is_gold_kan_counts,
+    is_golden_pair_counts,
+    is_idle_gold_counts,
+    is_win_counts,
+    swims_counts,
+    wait_mask_counts,
+)
 from .scoring import flower_sets_of, score_draw, score_win
 from .state import (
     A_CHI_HIGH,
@@ -66,10 +73,13 @@ from .state import (
     R_RESERVE_CONCEALED_KONG,
     R_RESERVE_EXPOSED_KONG,
     R_RESERVE_FLOWER_SET,
+    R_SCHEME,
     RES_DEALER,
     RES_HAND_NO,
     RES_STREAK,
     ROB_WINDOW,
+    SCHEME_CLASSIC,
+    SCHEME_HOME,
     SEED_HI,
     SEED_LO,
     STREAK,
@@ -219,6 +229,7 @@ def clear_hand_state(tb):
     tb.passed[:, :] = 0
     tb.waits[:, :] = 0
     tb.gold_thrown[:] = 0
+    tb.swim[:] = 0
     tb.opts[:] = 0
     tb.ask[:] = 0
     tb.choice[:] = A_PASS
@@ -357,13 +368,19 @@ def finish_draw(tb, wt):
 # ---------------------------------------------------------------------------------------------
 @njit(cache=True)
 def can_self_win(tb, wt, seat):
-    """R9.1 shape, or 3 golds (三金倒, R11.3), on a hand of 3n+2 concealed tiles."""
+    """R9.1 shape, or 3 golds (三金倒, R11.3), on a hand of 3n+2 concealed tiles; under the
+    classic preset also the wrap-around 金坎 of a drawn gold (PRESETS.md P2)."""
     m = tb.m
-    if tb.hand[seat, m[GOLD]] >= 3:
+    gold = m[GOLD]
+    if tb.hand[seat, gold] >= 3:
         return True
-    if m[LAST_DRAW] < 0:  # the dealer's first turn: 17 dealt tiles, no draw
-        return is_win_counts(wt, tb.hand[seat], m[GOLD])
-    return tb.waits[seat, m[LAST_DRAW]] == 1  # the hand before this draw was 3n+1
+    last = m[LAST_DRAW]
+    if last < 0:  # the dealer's first turn: 17 dealt tiles, no draw
+        return is_win_counts(wt, tb.hand[seat], gold)
+    if tb.waits[seat, last] == 1:  # the hand before this draw was 3n+1
+        return True
+    # P2: a drawn gold onto a hand without golds that holds both neighbours (ranks 1, 9 wrap)
+    return m[R_SCHEME] == SCHEME_CLASSIC and last == gold and is_gold_kan_counts(wt, tb.hand[seat], gold)
 
 
 @njit(cache=True)
@@ -417,6 +434,8 @@ def legal_mask(tb, wt, out):
     hand = tb.hand[s]
     for k in range(27):  # (branch-free loops: these run at every decision)
         out[k] = hand[k] > 0
+    if m[R_SCHEME] == SCHEME_CLASSIC:  # P2: golds may not be discarded
+        out[gold] = 0
     if ph == PH_DISCARD:  # after chi/peng: discard only (R7)
         return
     if can_self_win(tb, wt, s):
@@ -500,11 +519,18 @@ def claim_options(tb, wt, seat, discarder, kind):
     if seat != discarder and kind != gold:  # a gold is never claimed (R5)
         if discard_win_allowed(tb, wt, seat, kind):
             o |= OPT_HU
-        if hand[kind] >= 2:
+        # P2 (classic): no chi or peng that would leave only golds, which could not be discarded
+        open_ok = True
+        if m[R_SCHEME] == SCHEME_CLASSIC:
+            total = 0
+            for k in range(27):
+                total += hand[k]
+            open_ok = total - 2 > hand[gold]
+        if hand[kind] >= 2 and open_ok:
             o |= OPT_PENG
         if hand[kind] >= 3 and tiles_left(tb) >= 1:
             o |= OPT_KONG
-        if seat == (discarder + 1) % 4:  # chi: only the next player, no golds (R8, R5)
+        if seat == (discarder + 1) % 4 and open_ok:  # chi: only the next player, no golds (R8, R5)
             r = kind % 9
             if r <= 6 and kind + 1 != gold and kind + 2 != gold and hand[kind + 1] > 0 and hand[kind + 2] > 0:
                 o |= OPT_CHI_LOW
@@ -598,6 +624,7 @@ def resolve_claims(tb, wt):
         s = (d + i) % 4
         c = tb.choice[s]
         if c == A_PENG:
+            tb.swim[s] = 0  # P5: a claim ends swimming
             tb.hand[s, t] -= 2
             add_meld(tb, s, MELD_PENG, t, t, d)
             mark_last_discard_claimed(tb, d)
@@ -605,6 +632,7 @@ def resolve_claims(tb, wt):
             m[PHASE] = PH_DISCARD
             return 0
         if c == A_KONG:
+            tb.swim[s] = 0
             tb.hand[s, t] -= 3
             add_meld(tb, s, MELD_EXPOSED_KONG, t, t, d)
             m[EXP_KONGS] += 1
@@ -619,6 +647,7 @@ def resolve_claims(tb, wt):
     s = (d + 1) % 4
     c = tb.choice[s]
     if c == A_CHI_LOW or c == A_CHI_MID or c == A_CHI_HIGH:
+        tb.swim[s] = 0
         low = t - (c - A_CHI_LOW)
         for k in range(low, low + 3):
             if k != t:
@@ -670,6 +699,23 @@ def next_draw(tb, wt, seat):
 
 
 @njit(cache=True)
+def update_swim(tb, wt, seat, kind):
+    """游金 after ``seat`` discarded ``kind`` (PRESETS.md P5): up a level (at most 3) when it
+    swam, its last draw was a gold and it discarded a gold keeping the shape; else level 1 if
+    its hand has the shape, else 0. Call before LAST_DRAW is cleared."""
+    m = tb.m
+    gold = m[GOLD]
+    if swims_counts(wt, tb.hand[seat], gold):
+        lv = tb.swim[seat]
+        if lv >= 1 and kind == gold and m[LAST_DRAW] == gold:
+            tb.swim[seat] = min(lv + 1, 3)
+        else:
+            tb.swim[seat] = 1
+    else:
+        tb.swim[seat] = 0
+
+
+@njit(cache=True)
 def discard(tb, wt, seat, kind):
     m = tb.m
     tb.hand[seat, kind] -= 1
@@ -682,6 +728,8 @@ def discard(tb, wt, seat, kind):
     add_kind_count(tb.disc_counts[seat], kind, 1)
     update_waits(tb, wt, seat)
     tb.passed[seat, :] = 0  # 过水 lasts until the seat next discards (R9.4)
+    if m[R_SCHEME] == SCHEME_HOME:
+        update_swim(tb, wt, seat, kind)
     if kind == m[GOLD]:
         tb.gold_thrown[seat] = 1  # only self-draw wins from now on (R7, R9.3)
     m[HEAVENLY_OK] = 0

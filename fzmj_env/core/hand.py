@@ -483,6 +483,61 @@ def is_idle_gold_counts(win_table, counts, gold):
 
 
 @njit(cache=True)
+def is_plain_win_counts(win_table, counts):
+    """A 3n+2 hand wins with every tile read as its own kind (no wildcard: a "dead" gold, 死金,
+    PRESETS.md P2's 清一色 reading)."""
+    k0 = np.int64(0)
+    k1 = np.int64(0)
+    k2 = np.int64(0)
+    for i in range(8, -1, -1):
+        k0 = k0 * 5 + np.int64(counts[i])
+        k1 = k1 * 5 + np.int64(counts[9 + i])
+        k2 = k2 * 5 + np.int64(counts[18 + i])
+    return _need3(win_table, k0, k1, k2) == 0
+
+
+@njit(cache=True)
+def gold_kan_neighbours(gold):
+    """The two neighbours of the gold kind in its suit for 金坎 (P2): ranks r-1 and r+1, wrapping
+    around (rank 1: 9 and 2; rank 9: 8 and 1)."""
+    base = gold - gold % 9
+    r = gold % 9
+    return base + (r + 8) % 9, base + (r + 1) % 9
+
+
+@njit(cache=True)
+def is_gold_kan_counts(win_table, counts, gold):
+    """金坎 shape (PRESETS.md P2) of a 3n+2 concealed hand holding exactly one gold (the drawn
+    tile): both neighbours of the gold kind (wrapping around for ranks 1 and 9) are held, and
+    the other tiles without those two and the gold form melds and a pair (no gold left)."""
+    if counts[gold] != 1:
+        return False
+    a, b = gold_kan_neighbours(gold)
+    if counts[a] < 1 or counts[b] < 1:
+        return False
+    counts[a] -= 1
+    counts[b] -= 1
+    counts[gold] -= 1
+    ok = is_plain_win_counts(win_table, counts)
+    counts[a] += 1
+    counts[b] += 1
+    counts[gold] += 1
+    return ok
+
+
+@njit(cache=True)
+def swims_counts(win_table, counts, gold):
+    """游金 shape (PRESETS.md P5) of a 3n+1 concealed hand: with one gold set aside, the other
+    tiles (the other golds wild) form melds only, so any tile drawn wins."""
+    g = np.int64(counts[gold])
+    if g < 1:
+        return False
+    k0, k1, k2 = suit_keys(counts, gold)
+    need = np.int64(win_table[k0, 0]) + np.int64(win_table[k1, 0]) + np.int64(win_table[k2, 0])
+    return need <= g - 1
+
+
+@njit(cache=True)
 def shanten_counts(shanten_table, counts, gold):
     """Shanten with golds: -1 = complete (3M+2 tiles), 0 = ready (tenpai), ...
 
@@ -743,6 +798,35 @@ def special_shapes(hand, gold) -> set[str]:
     elif is_idle_gold_counts(t, c, g):
         out.add("idle_gold")
     return out
+
+
+def flush_specials(hand, gold, drawn_gold: bool = False) -> set[str]:
+    """Classic-preset shape specials (PRESETS.md P2) of a winning 3n+2 concealed hand with no
+    exposed melds: ``"half_flush"`` (混一色), ``"full_flush"`` (清一色) and, when
+    ``drawn_gold`` (the gold was just self-drawn onto a hand without golds), ``"gold_kan"``
+    (金坎, wrap-around for gold ranks 1 and 9). For hands with melds, play the hand in
+    ``Game(rules="fuzhou-lianzhong-classic")``: ``result["specials"]`` lists them."""
+    c, g, _ = _checked(hand, gold, (2,), "flush_specials")
+    t = get_win_table()
+    out: set[str] = set()
+    kan = bool(drawn_gold and is_gold_kan_counts(t, c, g))
+    if kan:
+        out.add("gold_kan")
+    if not (kan or is_win_counts(t, c, g) or c[g] >= 3):
+        return out
+    suits = {k // 9 for k in range(NUM_SUIT_KINDS) if c[k] and k != g}
+    if len(suits) == 1:
+        (x,) = suits
+        full = c[g] == 0 or (g // 9 == x and (kan or bool(is_plain_win_counts(t, c))))
+        out.add("full_flush" if full else "half_flush")
+    return out
+
+
+def swims(hand, gold) -> bool:
+    """Whether a 3n+1 concealed hand has the 游金 shape (PRESETS.md P5): one gold set aside, the
+    rest (other golds wild) forms melds only, so any tile drawn wins."""
+    c, g, _ = _checked(hand, gold, (1,), "swims")
+    return bool(swims_counts(get_win_table(), c, g))
 
 
 def shanten(hand, gold) -> int:

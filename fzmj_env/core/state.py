@@ -57,18 +57,21 @@ HAND_ACTIVE = 33  # 1 while the current hand is being played
 RES_HAND_NO = 34  # hand number, dealer and streak of the last finished hand
 RES_DEALER = 35
 RES_STREAK = 36
-# rule parameters (R6, R11) copied in from the preset at reset, so kernels need no extra argument
-R_RESERVE_BASE = 37
-R_RESERVE_EXPOSED_KONG = 38
-R_RESERVE_CONCEALED_KONG = 39
-R_RESERVE_FLOWER_SET = 40
-R_BASE = 41
-R_MULT = 42
-R_FLOWER_SET_BONUS = 43
-R_KONG_EXPOSED_PTS = 44
-R_KONG_CONCEALED_PTS = 45
-R_SPECIAL_VALUES = 46  # N_SPECIALS consecutive slots, one per SPECIAL_* bit
 N_SPECIALS = 10
+SPECIALS_COUNTED = 37  # bit set of the specials whose value was paid (PRESETS.md P0)
+RES_SPECIAL_VALUES = 38  # N_SPECIALS slots: each listed special's value under the preset (P0)
+# rule parameters (R6, R11) copied in from the preset at reset, so kernels need no extra argument
+R_RESERVE_BASE = RES_SPECIAL_VALUES + N_SPECIALS  # 48
+R_RESERVE_EXPOSED_KONG = R_RESERVE_BASE + 1
+R_RESERVE_CONCEALED_KONG = R_RESERVE_BASE + 2
+R_RESERVE_FLOWER_SET = R_RESERVE_BASE + 3
+R_BASE = R_RESERVE_BASE + 4
+R_MULT = R_RESERVE_BASE + 5
+R_FLOWER_SET_BONUS = R_RESERVE_BASE + 6
+R_KONG_EXPOSED_PTS = R_RESERVE_BASE + 7
+R_KONG_CONCEALED_PTS = R_RESERVE_BASE + 8
+R_SPECIAL_VALUES = R_RESERVE_BASE + 9  # N_SPECIALS consecutive slots, one per SPECIAL_* bit (-1: not a
+#                                        special of this preset)
 # preset branches (PRESETS.md P1-P5): which scoring/rule scheme the table plays, and its numbers
 R_SCHEME = R_SPECIAL_VALUES + N_SPECIALS  # one of the SCHEME_* values
 R_LOSS_CAP = R_SCHEME + 1  # P4: most a seat loses in one hand (0 = no cap)

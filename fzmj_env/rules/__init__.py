@@ -147,14 +147,9 @@ def available_rules() -> list[str]:
     return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
 
 
-_IMPLEMENTED = {"lianzhong"}  # schemes the engine plays so far (issue 11 adds the others one by one)
-
-
 def rules_from_data(data: dict, where: str = "rules") -> Rules:
     """A ``Rules`` from an already parsed preset mapping (e.g. one stored in a record)."""
     validate_rules(data, where)
-    if data.get("scheme", "lianzhong") not in _IMPLEMENTED:
-        raise RulesError(f"{where}: scheme {data['scheme']!r} is not implemented by the engine yet")
     return Rules(name=data["name"], data=data, params=_params(data))
 
 
