@@ -1,6 +1,7 @@
 """Game records: save any game as JSON and replay it through the engine, bit for bit.
 
-A record holds the preset, the seed, each hand's wall, dealer and streak, every decision as
+A record holds the preset (its name, its full content ``rules_data`` and the content hash
+``rules_digest``, so a game played under a custom rules file replays anywhere), the seed, each hand's wall, dealer and streak, every decision as
 ``[seat, action]`` and each hand's result. :func:`replay` re-plays the decisions from the first
 wall and refuses the record (``RecordError``) at the first point where the engine disagrees.
 """
@@ -11,10 +12,12 @@ import json
 from pathlib import Path
 
 from .game import Game, IllegalActionError
+from .rules import Rules, RulesError, load_rules, rules_digest, rules_from_data
 
 RECORD_FORMAT = "fzmj-record"
-RECORD_VERSION = 1
+RECORD_VERSION = 2  # v2 (issue 11): + rules_data, rules_digest; v1 records (name only) still replay
 _KEYS = {"format", "version", "rules", "seed", "hands_per_game", "hands", "decisions", "scores"}
+_KEYS_V2 = _KEYS | {"rules_data", "rules_digest"}
 
 
 class RecordError(ValueError):
@@ -32,6 +35,8 @@ def make_record(game: Game) -> dict:
         "format": RECORD_FORMAT,
         "version": RECORD_VERSION,
         "rules": game.rules.name,
+        "rules_data": game.rules.data,
+        "rules_digest": game.rules.digest,
         "seed": game.seed,
         "hands_per_game": game.hands_per_game,
         "hands": hands,
@@ -57,11 +62,11 @@ def load_record(path: str | Path) -> dict:
 def _check_shape(record) -> None:
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object")
-    missing = _KEYS - set(record)
+    if record.get("format") != RECORD_FORMAT or record.get("version") not in (1, RECORD_VERSION):
+        raise RecordError(f"unsupported record format {record.get('format')!r} version {record.get('version')!r}")
+    missing = (_KEYS if record["version"] == 1 else _KEYS_V2) - set(record)
     if missing:
         raise RecordError(f"record is missing keys: {', '.join(sorted(missing))}")
-    if record["format"] != RECORD_FORMAT or record["version"] != RECORD_VERSION:
-        raise RecordError(f"unsupported record format {record['format']!r} version {record['version']!r}")
     if not isinstance(record["hands"], list) or not record["hands"]:
         raise RecordError("record has no hands")
     for i, d in enumerate(record["decisions"]):
@@ -69,16 +74,49 @@ def _check_shape(record) -> None:
             raise RecordError(f"decision {i} must be [seat, action], got {d!r}")
 
 
-def replay(record: dict) -> Game:
-    """Re-play a record through the engine; return the finished ``Game``.
+def record_rules(record: dict) -> Rules:
+    """The preset a record was played under: its stored content (v2; the digest must match), or
+    the shipped preset of that name (v1 records)."""
+    if record.get("version") == 1:
+        try:
+            return load_rules(record["rules"])
+        except RulesError as exc:
+            raise RecordError(f"record's rules: {exc}") from exc
+    data = record["rules_data"]
+    try:
+        rules = rules_from_data(data, "record rules_data")
+    except RulesError as exc:
+        raise RecordError(f"record's rules: {exc}") from exc
+    if rules_digest(data) != record["rules_digest"]:
+        raise RecordError(f"record's rules_data does not match its rules_digest {record['rules_digest']!r} (edited?)")
+    if rules.name != record["rules"]:
+        raise RecordError(f"record names preset {record['rules']!r} but its rules_data is {rules.name!r}")
+    return rules
 
-    Raises ``RecordError`` naming the first disagreement: a wall, a seat to act, an illegal
+
+def replay(record: dict, rules: str | Rules | None = None) -> Game:
+    """Re-play a record through the engine under the preset it names; return the finished ``Game``.
+
+    ``rules`` (a preset name, file or ``Rules``), if given, must be the record's own preset
+    (same content): replaying under another preset raises ``RecordError``. Raises
+    ``RecordError`` naming the first disagreement: a wall, a seat to act, an illegal
     action, a hand result, the final scores, or decisions left over or missing.
     """
     _check_shape(record)
+    own = record_rules(record)
+    if rules is not None:
+        try:
+            asked = load_rules(rules)
+        except RulesError as exc:
+            raise RecordError(str(exc)) from exc
+        if asked.digest != own.digest:
+            raise RecordError(
+                f"record was played under preset {own.name!r} (digest {own.digest}); it cannot be replayed under "
+                f"{asked.name!r} (digest {asked.digest})"
+            )
     first = record["hands"][0]
     try:
-        game = Game(record["rules"], hands_per_game=int(record["hands_per_game"]))
+        game = Game(own, hands_per_game=int(record["hands_per_game"]))
         game.reset(seed=record["seed"], wall=first["wall"], dealer=first["dealer"], streak=first["streak"])
     except (ValueError, TypeError, KeyError) as exc:
         raise RecordError(f"record cannot start: {exc}") from exc
@@ -96,6 +134,8 @@ def replay(record: dict) -> Game:
     if len(game.hand_starts) != len(record["hands"]):
         raise RecordError(f"record has {len(record['hands'])} hands, the replay played {len(game.hand_starts)}")
     for i, (mine, theirs) in enumerate(zip(make_record(game)["hands"], record["hands"], strict=True)):
+        if record["version"] == 1 and isinstance(theirs.get("result"), dict):  # v1 results had fewer keys
+            mine["result"] = {k: mine["result"].get(k) for k in theirs["result"]}
         for key in ("wall", "dealer", "streak", "result"):
             if mine[key] != theirs.get(key):
                 raise RecordError(f"hand {i}: {key} differs from the record (replay gives {mine[key]!r})")

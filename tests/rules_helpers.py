@@ -62,10 +62,11 @@ def counts(text: str) -> np.ndarray:
     return c
 
 
-def new_game(dealer=0, hands=None, draws="", tail="", flowers=None, streak=0, hands_per_game=1, seed=1, **kw) -> Game:
-    """A game whose first hand is dealt from ``make_wall(...)`` (R3)."""
+def new_game(dealer=0, hands=None, draws="", tail="", flowers=None, streak=0, hands_per_game=1, seed=1,
+             rules="fuzhou-lianzhong", **kw) -> Game:
+    """A game whose first hand is dealt from ``make_wall(...)`` (R3), under preset ``rules``."""
     wall = make_wall(dealer=dealer, hands=hands, draws=draws, tail=tail, flowers=flowers, **kw)
-    g = Game(hands_per_game=hands_per_game)
+    g = Game(rules, hands_per_game=hands_per_game)
     g.reset(seed=seed, wall=wall, dealer=dealer, streak=streak)
     return g
 
