@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from .game import Game
+from .rules import DEFAULT_RULES, RulesError, available_rules
 from .tiles import kind_name
 
 
@@ -16,12 +17,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fzmj-demo", description=__doc__)
     parser.add_argument("--hands", type=int, default=8, help="hands to play (a match: dealer and streak carry over)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the walls, the first dealer and the random agents")
+    parser.add_argument(
+        "--rules",
+        default=DEFAULT_RULES,
+        help=f"rule preset ({', '.join(available_rules())}) or a preset YAML file (default {DEFAULT_RULES})",
+    )
     args = parser.parse_args(argv)
     if args.hands < 1:
         parser.error("--hands must be >= 1")
 
     t0 = time.perf_counter()
-    game = Game(hands_per_game=args.hands)
+    try:
+        game = Game(args.rules, hands_per_game=args.hands)
+    except RulesError as exc:
+        parser.error(str(exc))
+    print(f"rules: {game.rules.name}")
     game.reset(seed=args.seed)
     print(f"engine ready in {time.perf_counter() - t0:.1f} s (the first run compiles the Numba kernels)")
     rng = np.random.default_rng(args.seed)
@@ -39,7 +49,12 @@ def main(argv: list[str] | None = None) -> int:
                     f"seat {r['winner']} wins by {r['win_type']}"
                     + (f" on seat {r['discarder']}'s discard" if r["discarder"] is not None else "")
                     + f", value {r['value']} (flowers {r['flower_points']}, golds {r['gold_points']}"
-                    + (f", specials {', '.join(r['specials'])}" if r["specials"] else "")
+                    + (
+                        ", specials " + ", ".join(f"{k} {v}" for k, v in r["special_values"].items())
+                        + f" (counted: {', '.join(r['specials_counted']) or 'none'})"
+                        if r["specials"]
+                        else ""
+                    )
                     + ")"
                 )
             print(f"  result: {what}; points {r['points']}; scores {game.scores}")

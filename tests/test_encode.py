@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from fzmj_env import Game
+from fzmj_env import Game, available_rules
 from fzmj_env import encode as X
 from fzmj_env.actions import A_CHI_HIGH, A_CHI_LOW, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.core import state as S
@@ -49,11 +49,11 @@ def claimy_action(game: Game, rng: random.Random) -> int:
     return rng.choice(non_win or legal)
 
 
-def random_states(n_games: int, seed: int, hands_per_game: int = 1):
+def random_states(n_games: int, seed: int, hands_per_game: int = 1, rules: str = "fuzhou-lianzhong"):
     """Yield (game, step index) at every decision of ``n_games`` random games."""
     rng = random.Random(seed)
     for g in range(n_games):
-        game = Game(hands_per_game=hands_per_game)
+        game = Game(rules, hands_per_game=hands_per_game)
         game.reset(seed=seed * 1000 + g)
         i = 0
         while not game.done:
@@ -224,10 +224,12 @@ def scramble_hidden(game: Game, me: int, rng: np.random.Generator) -> np.ndarray
     return buf
 
 
-def test_no_leak_of_hidden_information():
+@pytest.mark.parametrize("rules", available_rules())
+def test_no_leak_of_hidden_information(rules):
+    """R12 for every preset (issue 11): swim levels and the preset are public, nothing else is added."""
     rng = np.random.default_rng(0)
     checked = answered = 0
-    for game, i in random_states(8, seed=5):
+    for game, i in random_states(8, seed=5, rules=rules):
         if game.phase == "claim" and game.view.m[S.ASK_POS] > 0:
             answered += 1  # a window where someone has already answered (tb.choice is set)
         elif i % 3:

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fzmj_env import Game, IllegalActionError, is_win, shanten, special_shapes
+from fzmj_env import Game, IllegalActionError, available_rules, is_win, shanten, special_shapes
 from fzmj_env.actions import (
     A_CHI_HIGH,
     A_CHI_LOW,
@@ -108,6 +108,12 @@ def check_invariants(g: Game) -> None:
         assert size == want, f"seat {s} holds {size} (phase {g.phase}, cur {cur})"
     assert g.mask.sum() >= 1, "a decision with no legal action"
     assert np.all(g.view.hand >= 0)
+    swim = g.view.swim
+    assert np.all((swim >= 0) & (swim <= S.MAX_SWIM))
+    if g.rules.scheme != "home":
+        assert not swim.any(), "swim levels outside fuzhou-home (P5)"
+    if g.rules.scheme == "classic" and g.phase != "claim":
+        assert not g.mask[g.gold], "a gold discard offered under classic (P2)"
 
 
 def policy(rng: random.Random, g: Game, greed: float) -> int:
@@ -143,10 +149,11 @@ def smart_policy(rng: random.Random, g: Game, greed: float) -> int:
 
 
 def play(
-    seed: int, policy_seed: int, hands: int, greed: float, probe_illegal: bool = False, smart: bool = False
+    seed: int, policy_seed: int, hands: int, greed: float, probe_illegal: bool = False, smart: bool = False,
+    rules: str = "fuzhou-lianzhong",
 ) -> Game:
     rng = random.Random(policy_seed)
-    g = Game(hands_per_game=hands)
+    g = Game(rules, hands_per_game=hands)
     g.reset(seed=seed)
     n_results = 0
     while not g.done:
@@ -182,6 +189,21 @@ seeds = st.integers(min_value=0, max_value=2**64 - 1)
 )
 def test_invariants_hold_at_every_decision(seed, policy_seed, hands, greed, smart):
     play(seed, policy_seed, hands, greed, probe_illegal=True, smart=smart)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=seeds,
+    policy_seed=st.integers(0, 2**32),
+    hands=st.integers(1, 3),
+    greed=st.sampled_from([0.0, 0.3, 1.0]),
+    smart=st.booleans(),
+    rules=st.sampled_from(available_rules()),
+)
+def test_invariants_hold_under_every_preset(seed, policy_seed, hands, greed, smart, rules):
+    """Issue 11: zero-sum, a legal action always exists, 144 tiles conserved, no gold discard
+    under classic, swim levels only under home, over all five presets."""
+    play(seed, policy_seed, hands, greed, probe_illegal=True, smart=smart, rules=rules)
 
 
 @settings(max_examples=30, deadline=None)
