@@ -22,10 +22,18 @@ Decisions, in order (legality is the mask's business: 过水, 闲金, gold rules
    nothing else is legal.
 3. Self kong (turn): when the hand after the kong is at least as good as after the best
    discard (shanten not higher; if equal, acceptance not lower). Not when that would spoil a
-   ready 平胡 (no kong yet, at most one flower, ready after the kong).
+   ready 平胡 (no kong yet, at most one flower — none under 联众 2 / 边锋, and no 平胡 under
+   home — ready after the kong; the preset comes from the v2 ``preset`` plane).
 4. Claims (chi / peng / exposed kong): compare the hand after the claim (and its best discard,
    for chi and peng) with the hand if it passes; claim only when the shanten drops, or stays
    equal with a larger acceptance (kong: not smaller, it also brings a free draw). Otherwise pass.
+   Under home (P5) a seat that swims (v2 ``swim`` plane, own level) never claims: a claim ends
+   swimming, and a swimming hand wins on any draw at x4 or more.
+
+Presets: the mask already forbids gold discards under classic (P2) and offers every win (金坎
+included), so rule 1-2 need nothing more. A swimming hand is never thrown away under home: it
+is taken by rule 1 when it wins (a swimming hand wins on every draw), and a discard that keeps
+the shape has the largest acceptance, so rule 2 keeps it.
 """
 
 from __future__ import annotations
@@ -41,7 +49,9 @@ from fzmj_env.encode import (
     P_HAND,
     P_OWN_CONCEALED_KONG,
     P_PHASE,
+    P_PRESET,
     P_SEAT,
+    P_SWIM,
     PC_CLAIM,
     S_CLAIMED,
     S_DISC,
@@ -345,15 +355,32 @@ def _best_discard(st, w, gold, mk, use_mask):
     return best_k
 
 
+_SCHEME_LZ2, _SCHEME_BIANFENG, _SCHEME_HOME = 2, 3, 4  # columns of the v2 preset plane (SCHEME_NAMES)
+
+
+@njit(cache=True, inline="always")
+def _scheme(o):
+    """The rule scheme from the v2 preset plane (0 = default)."""
+    for j in range(5):
+        if o[P_PRESET, j]:
+            return j
+    return 0
+
+
 @njit(cache=True)
 def _pinghu_alive(o):
-    """No kong yet and at most one flower: a 平胡 special (R11.3) is still possible."""
+    """No kong yet and few enough flowers that a 平胡 special is still possible: at most one
+    flower (R11.3, P2), none under 联众 2 / 边锋 (P3, P4), never under home (P5: no values)."""
+    scheme = _scheme(o)
+    if scheme == _SCHEME_HOME:
+        return False
     flowers = 0
     kongs = 0
     for k in range(27):
         flowers += o[P_SEAT + S_FLOWER_COUNT, k]
         kongs += o[P_SEAT + S_KONG, k] + o[P_OWN_CONCEALED_KONG, k]
-    return flowers <= 1 and kongs == 0
+    limit = 0 if scheme == _SCHEME_LZ2 or scheme == _SCHEME_BIANFENG else 1
+    return flowers <= limit and kongs == 0
 
 
 @njit(cache=True)
@@ -383,6 +410,8 @@ def _turn(st, o, mk, w, gold):
 def _claim(st, o, mk, w, gold):
     """A claim window (no win offered, or it was taken already): chi / peng / kong or pass."""
     if mk[A_CHI_LOW] == 0 and mk[A_CHI_MID] == 0 and mk[A_CHI_HIGH] == 0 and mk[A_PENG] == 0 and mk[A_KONG] == 0:
+        return A_PASS
+    if o[P_SWIM, 0]:  # P5: this seat swims (any draw wins, x4 and up); a claim would end it
         return A_PASS
     t = -1
     for k in range(27):

@@ -9,7 +9,7 @@ from ._numba_cache import clear_stale_cache
 clear_stale_cache()  # before any cached kernel loads (see _numba_cache.py)
 
 from .aec import env, raw_env  # noqa: E402
-from .core.hand import is_win, is_win_batch, shanten, special_shapes, waits  # noqa: E402
+from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits  # noqa: E402
 from .game import Game, IllegalActionError, hand_result  # noqa: E402
 from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
 from .rules import available_rules, load_rules  # noqa: E402
@@ -24,6 +24,8 @@ __all__ = [
     "waits",
     "is_win_batch",
     "special_shapes",
+    "flush_specials",
+    "swims",
     "shanten",
     "Game",
     "IllegalActionError",
