@@ -376,3 +376,30 @@ def test_records_name_and_carry_their_preset(tmp_path):
     bad = dict(rec, rules_data=dict(rec["rules_data"], source="edited"))
     with pytest.raises(RecordError, match="rules_digest"):
         replay(bad)
+
+
+# ---- everywhere the default works (issue 11, must have 2) --------------------------------------
+def test_env_vector_eval_and_train_config_take_every_preset():
+    import fzmj_env
+    from agents.evaluate import evaluate
+    from fzmj_env.vector import VectorEnv, results_of
+    from train.config import load_config
+    from train.ppo_selfplay import Args
+
+    for rules in available_rules():
+        env = fzmj_env.env(rules=rules)
+        env.reset(seed=1)
+        obs = env.observe(env.agent_selection)["observation"]
+        assert obs.shape == (X.NUM_CHANNELS, 27)
+        assert obs[X.P_PRESET, load_rules(rules).params[S.R_SCHEME - S.R_RESERVE_BASE]] == 1
+        venv = VectorEnv(8, rules=rules, seed=3)
+        o, mask, seat = venv.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(300):
+            o, mask, seat, rew, done, info = venv.step((rng.random(mask.shape) * mask).argmax(1))
+            for r in results_of(info):
+                assert sum(r["points"]) == 0
+        assert rew.shape == (8, 4)
+        res = evaluate(["heuristic", "random"], hands=8, seed=0, progress=False, rules=rules)
+        assert res["rules"] == rules
+        assert load_config(Args, None, [f"rules={rules}"]).rules == rules  # fzmj-train's rules: key
