@@ -66,6 +66,7 @@ from .core.state import (
     R_RESERVE_BASE,
     R_SCHEME,
     ROB_WINDOW,
+    SCHEME_HOME,
     STREAK,
     TAIL,
 )
@@ -462,6 +463,8 @@ def _preset_planes(tb, me, out):
     if 0 <= scheme < 5:
         out[P_PRESET, scheme] = 1
     out[P_PRESET, PRC_LOSS_CAP] = m[R_LOSS_CAP] > 0
+    if scheme != SCHEME_HOME:  # nobody swims outside fuzhou-home: the cleared row is right
+        return
     row = out[P_SWIM]
     for r in range(4):
         lv = tb.swim[(me + r) % 4]

@@ -403,3 +403,32 @@ def test_env_vector_eval_and_train_config_take_every_preset():
         res = evaluate(["heuristic", "random"], hands=8, seed=0, progress=False, rules=rules)
         assert res["rules"] == rules
         assert load_config(Args, None, [f"rules={rules}"]).rules == rules  # fzmj-train's rules: key
+
+
+# ---- the heuristic per preset (issue 11, must have 8) ------------------------------------------
+def _heuristic_choice(g):
+    from agents.heuristic import HeuristicAgent
+
+    obs = np.zeros((X.NUM_CHANNELS, 27), dtype=np.int8)
+    X.encode_table(g.buf, 0, g.seat, obs)
+    return int(HeuristicAgent().act(obs, g.mask)[0])
+
+
+def test_heuristic_keeps_a_swimming_hand_and_never_discards_gold_under_classic():
+    g = new_game(dealer=0, hands={0: JUNK_DEALER, 2: "234p 567p 789p 345s 666s 9s"}, draws=["1m", "2m", "6s", "7m"],
+                 tail=GOLD, rules=HOME)
+    discard(g, 0, "9p")
+    pass_all(g)
+    tsumogiri(g, turns=1)
+    pass_all(g)
+    discard(g, 2, "2m")  # swims
+    pass_all(g)
+    discard(g, 3, "6s")
+    assert g.seat == 2 and g.mask[A_PENG]
+    assert _heuristic_choice(g) == S.A_PASS  # a peng would end swimming (P5)
+    resolve(g)
+    tsumogiri(g, turns=2)
+    pass_all(g)
+    assert g.seat == 2 and _heuristic_choice(g) == A_HU  # any draw wins while swimming: x4
+    c = seat2_game(CLASSIC, "46m 789m 234p 567p 678s 1s 9s", "1m")
+    assert _heuristic_choice(c) != K("9s")
