@@ -13,7 +13,10 @@ one Numba kernel over the batch (:func:`heuristic_kernel`):
 
 Decisions, in order (legality is the mask's business: 过水, 闲金, gold rules are all in it):
 
-1. Always win: 抢金 (60) if offered, else hu (59) — 天胡, 三金倒 and self-draw included.
+1. Always win: 抢金 (60) if offered, else hu (59) — 天胡, 三金倒 and self-draw included —
+   except under home (P5): a self-draw win by a seat not yet swimming, when a discard leaves
+   the 游金 shape and at least 8 tiles are drawable, discards that tile to swim instead (the
+   next draw wins at x4 instead of x2 now; the shape test is the engine's ``swims_counts``).
 2. Discard (turn, or after chi/peng): among the legal non-gold discards, the smallest shanten
    of the remaining hand (golds as wildcards: the engine's shanten table, combined over the
    suits exactly as :func:`fzmj_env.core.hand.shanten_counts` does, one suit at a time);
@@ -31,9 +34,9 @@ Decisions, in order (legality is the mask's business: 过水, 闲金, gold rules
    swimming, and a swimming hand wins on any draw at x4 or more.
 
 Presets: the mask already forbids gold discards under classic (P2) and offers every win (金坎
-included), so rule 1-2 need nothing more. A swimming hand is never thrown away under home: it
-is taken by rule 1 when it wins (a swimming hand wins on every draw), and a discard that keeps
-the shape has the largest acceptance, so rule 2 keeps it.
+included), so rules 1-2 need nothing more. A swimming hand is never thrown away under home:
+it wins on the next draw (rule 1), never claims (rule 4), and rule 1's exception enters
+swimming when it can.
 """
 
 from __future__ import annotations
@@ -41,10 +44,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fzmj_env.core.hand import get_shanten_table
+from fzmj_env.core.hand import get_shanten_table, get_win_table, swims_counts
 from fzmj_env.core.state import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.encode import (
     P_CLAIM_TILE,
+    P_DRAWABLE,
     P_GOLD_KIND,
     P_HAND,
     P_OWN_CONCEALED_KONG,
@@ -53,6 +57,7 @@ from fzmj_env.encode import (
     P_SEAT,
     P_SWIM,
     PC_CLAIM,
+    PC_HEAVENLY,
     S_CLAIMED,
     S_DISC,
     S_FLOWER_COUNT,
@@ -461,17 +466,49 @@ def _claim(st, o, mk, w, gold):
     return action
 
 
+SWIM_MIN_DRAWABLE = 8  # enter swimming instead of winning only while at least this many draws remain
+
+
 @njit(cache=True)
-def heuristic_kernel(obs, mask, shanten_table, out):
+def _swim_instead(o, mk, win_table, counts):
+    """Home (P5): at a self-draw win that is not swimming yet, the discard that leaves the 游金
+    shape (then any draw wins at x4 instead of x2 now), or -1. Only while the wall has at least
+    SWIM_MIN_DRAWABLE drawable tiles (plane ``drawable``), never for 天胡."""
+    if _scheme(o) != _SCHEME_HOME or o[P_PHASE, PC_CLAIM] or o[P_SWIM, 0] or o[P_PHASE, PC_HEAVENLY]:
+        return -1
+    if not o[P_DRAWABLE, SWIM_MIN_DRAWABLE - 1]:  # D > SWIM_MIN_DRAWABLE - 1
+        return -1
+    gold = -1
+    for k in range(27):
+        counts[k] = np.int64(o[P_HAND, k]) + o[P_HAND + 1, k] + o[P_HAND + 2, k] + o[P_HAND + 3, k]
+        if o[P_GOLD_KIND, k]:
+            gold = k
+    if gold < 0 or counts[gold] == 0:
+        return -1
+    for k in range(27):
+        if k == gold or counts[k] == 0 or mk[k] == 0:
+            continue
+        counts[k] -= 1
+        ok = swims_counts(win_table, counts, gold)
+        counts[k] += 1
+        if ok:
+            return k
+    return -1
+
+
+@njit(cache=True)
+def heuristic_kernel(obs, mask, shanten_table, win_table, out):
     """One decision per row: ``out[i]`` from ``obs[i]`` (99, 27) int8 and ``mask[i]`` (62,)."""
     w = np.zeros(_WS_SIZE, np.int64)
+    counts = np.zeros(27, np.int64)
     for i in range(obs.shape[0]):
         mk = mask[i]
         if mk[A_ROB]:
             out[i] = A_ROB
             continue
         if mk[A_HU]:
-            out[i] = A_HU
+            k = _swim_instead(obs[i], mk, win_table, counts)
+            out[i] = A_HU if k < 0 else k
             continue
         o = obs[i]
         gold = _decode(o, w)
@@ -494,18 +531,21 @@ class HeuristicAgent(Agent):
     def __init__(self, name: str = "heuristic"):
         self.name = name
         self._st = get_shanten_table()
+        self._wt = get_win_table()
 
     def act(self, obs, mask) -> np.ndarray:
         obs, mask = as_batch(obs, mask)
         out = np.empty(obs.shape[0], dtype=np.int64)
-        heuristic_kernel(obs, mask, self._st, out)
+        heuristic_kernel(obs, mask, self._st, self._wt, out)
         return out
 
     def __getstate__(self):  # the table is memory-mapped: reload it instead of pickling 23 MB
         d = self.__dict__.copy()
         d.pop("_st", None)
+        d.pop("_wt", None)
         return d
 
     def __setstate__(self, d):
         self.__dict__.update(d)
         self._st = get_shanten_table()
+        self._wt = get_win_table()

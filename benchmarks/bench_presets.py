@@ -1,7 +1,9 @@
 """Per-preset throughput (issue 11 targets): engine random self-play hands/s and VectorEnv
 decisions/s at B=1024 (one thread) for every shipped preset, as ratios to the default preset
 measured in the same run. Presets are measured round-robin (one run of each, R times), so a
-disturbance of the machine hits them alike; the figures are medians.
+disturbance of the machine hits them alike; the figures are medians of this process's CPU
+time (``time.process_time``, single-threaded), which a busy shared machine disturbs less than
+wall time.
 
     python benchmarks/bench_presets.py [--json] [--hands N] [--steps S] [--runs R] [--tables B]
 """
@@ -29,9 +31,9 @@ def _engine_setup(rules: str):
     play_random_games(buf, 0, wt, 0, 10, 1)  # warm-up
 
     def run(r: int, n_hands: int) -> float:
-        t = time.perf_counter()
+        t = time.process_time()
         _, hands, _ = play_random_games(buf, 0, wt, 1_000_000 * (r + 1), n_hands, 1)
-        return hands / (time.perf_counter() - t)
+        return hands / (time.process_time() - t)
 
     return run
 
@@ -53,9 +55,9 @@ def _vector_setup(rules: str, tables: int):
         mask = state["mask"]
         for _ in range(steps):
             a = sample(mask)
-            t1 = time.perf_counter()
+            t1 = time.process_time()
             mask = env.step(a)[1]
-            t_env += time.perf_counter() - t1
+            t_env += time.process_time() - t1
         state["mask"] = mask
         return steps * tables / t_env
 
