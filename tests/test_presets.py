@@ -432,3 +432,50 @@ def test_heuristic_keeps_a_swimming_hand_and_never_discards_gold_under_classic()
     assert g.seat == 2 and _heuristic_choice(g) == A_HU  # any draw wins while swimming: x4
     c = seat2_game(CLASSIC, "46m 789m 234p 567p 678s 1s 9s", "1m")
     assert _heuristic_choice(c) != K("9s")
+
+
+def test_p2_classic_no_chi_or_peng_that_leaves_only_golds():
+    from fzmj_env.core import engine as E
+    from fzmj_env.core.hand import get_win_table
+
+    wt = get_win_table()
+    for rules, offered in ((CLASSIC, False), ("fuzhou-lianzhong", True)):
+        g = new_game(dealer=0, hands={0: JUNK_DEALER}, tail=GOLD, rules=rules)
+        tb = g.buf[0]
+        g.view.hand[1] = 0
+        g.view.hand[1, K("3m")] = g.view.hand[1, K("4m")] = 1
+        g.view.hand[1, K("9s")] = 2  # two golds: after chi 2m-3m-4m only golds would be left
+        o = int(E.claim_options(tb, wt, 1, 0, K("2m")))
+        assert bool(o & S.OPT_CHI_LOW) == offered
+        g.view.hand[1] = 0
+        g.view.hand[1, K("2m")] = 2
+        g.view.hand[1, K("9s")] = 2
+        o = int(E.claim_options(tb, wt, 1, 0, K("2m")))
+        assert bool(o & S.OPT_PENG) == offered
+        g.view.hand[1, K("1p")] = 1  # one more non-gold tile: it could be discarded, so both are offered
+        assert int(E.claim_options(tb, wt, 1, 0, K("2m"))) & S.OPT_PENG
+
+
+def test_p3_dealer_win_on_a_kong_replacement_before_its_first_discard_is_rob_gold():
+    g = new_game(dealer=0, hands={0: "1111m 234p 567p 678s 11s 46m"}, tail=[GOLD, "5m"], rules=LZ2)
+    act(g, 0, S.A_SELF_KONG + K("1m"))
+    act(g, 0, A_HU)
+    r = g.result
+    # P3: before the dealer's first discard -> 抢金 30 (a kong: no +10); h = kg 2 (concealed kong)
+    # P = 2 x 2 + 30 = 34 from each other seat
+    assert r["win_type"] == "self_draw" and r["specials"] == ["rob_gold"] and r["value"] == 34
+    assert r["points"] == self_draw_pay(34, 0)
+
+
+def test_version_1_records_still_replay():
+    g = Game()
+    g.reset(seed=21)
+    rng = np.random.default_rng(1)
+    while not g.done:
+        g.step(int(rng.choice(g.legal_actions)))
+    rec = make_record(g)
+    old = {k: v for k, v in rec.items() if k not in ("rules_data", "rules_digest")}
+    old["version"] = 1
+    old["hands"] = [dict(h, result={k: v for k, v in h["result"].items()
+                                    if k not in ("special_values", "specials_counted")}) for h in rec["hands"]]
+    assert replay(old).scores == g.scores
