@@ -479,3 +479,15 @@ def test_version_1_records_still_replay():
     old["hands"] = [dict(h, result={k: v for k, v in h["result"].items()
                                     if k not in ("special_values", "specials_counted")}) for h in rec["hands"]]
     assert replay(old).scores == g.scores
+
+
+def test_heuristic_swims_instead_of_a_x2_self_draw_under_home():
+    g = swim_game(["2m"])
+    assert g.seat == 2 and g.mask[A_HU]  # 2m + the gold is a pair: a self-draw win (x2)
+    assert _heuristic_choice(g) == K("2m")  # P5: discard into the 游金 shape, the next draw wins x4
+    d = new_game(dealer=0, hands={0: JUNK_DEALER, 2: SWIM_HAND}, draws=["1m", "2m"], tail=GOLD)
+    discard(d, 0, "9p")
+    pass_all(d)
+    tsumogiri(d, turns=1)
+    pass_all(d)
+    assert _heuristic_choice(d) == A_HU  # the default preset has no swimming: win now
