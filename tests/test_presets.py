@@ -491,3 +491,29 @@ def test_heuristic_swims_instead_of_a_x2_self_draw_under_home():
     tsumogiri(d, turns=1)
     pass_all(d)
     assert _heuristic_choice(d) == A_HU  # the default preset has no swimming: win now
+
+
+def test_p5_swim_levels_go_up_to_3_and_drop_back():
+    from rules_helpers import counts
+
+    from fzmj_env.core import engine as E
+    from fzmj_env.core.hand import get_win_table
+
+    wt = get_win_table()
+    g = new_game(dealer=0, hands={0: JUNK_DEALER}, tail=GOLD, rules=HOME)
+    tb, v, gold = g.buf[0], g.view, K(GOLD)
+    v.hand[2] = counts(SWIM_HAND)
+    v.m[S.LAST_DRAW] = gold
+    for before, after in ((1, 2), (2, 3), (3, 3)):  # a drawn gold thrown keeping the shape: up, at most 3
+        v.swim[2] = before
+        E.update_swim(tb, wt, 2, gold)
+        assert int(v.swim[2]) == after
+    v.swim[2] = 3
+    E.update_swim(tb, wt, 2, K("1m"))  # another discard re-checks: the shape holds -> level 1
+    assert int(v.swim[2]) == 1
+    v.swim[2] = 0
+    E.update_swim(tb, wt, 2, gold)  # not swimming before: entering is level 1 whatever was thrown
+    assert int(v.swim[2]) == 1
+    v.hand[2] = counts("234p 567p 789p 345s 67s 1m 9s")  # no shape
+    E.update_swim(tb, wt, 2, K("1p"))
+    assert int(v.swim[2]) == 0
