@@ -1,6 +1,6 @@
 """``heuristic``: a rule-based player (shanten with golds wild, then tile acceptance).
 
-Everything it knows comes from the observation (v1 planes; v2 preset planes for the preset rules) (``docs/observation.md``), decoded inside
+Everything it knows comes from the observation (``docs/observation.md``; the v2 preset and swim planes for the presets), decoded inside
 one Numba kernel over the batch (:func:`heuristic_kernel`):
 
 * own concealed tiles: planes 0–3 (threshold planes, golds included as the gold kind);

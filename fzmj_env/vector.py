@@ -4,7 +4,7 @@ Each call of :meth:`VectorEnv.step` applies one action per table (for the seat t
 there), advances every table to its next decision, resets finished games with the next seed
 of the table's own seed sequence, and writes the next observations, masks and acting seats
 into preallocated buffers. There is no Python loop over tables; the rules are the engine's
-(``core/engine.py``) and the observation is the AEC env's encoder (``encode.py``, v1).
+(``core/engine.py``) and the observation is the AEC env's encoder (``encode.py``, v2).
 
 Self-play bookkeeping: ``info["acted_seat"]`` says which seat took each action, and
 ``info["pending_reward"]`` gives, for the seat that must act next at each table, the reward
@@ -173,7 +173,7 @@ def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs
 
 
 class VectorEnv:
-    """B Fuzhou tables stepped together (same engine and v1 encoder as the AEC env).
+    """B Fuzhou tables stepped together (same engine and v2 encoder as the AEC env).
 
     >>> env = VectorEnv(1024, seed=0)
     >>> obs, mask, seat = env.reset()
