@@ -4,7 +4,7 @@ Figures: complete random hands per second with random legal actions chosen insid
 (no Python per decision); the same through the Python driver ``Game``; cold (compile) and
 warm (cached) import time of the package and its first engine call.
 
-    python benchmarks/bench_engine.py [--json] [--hands N] [--runs R] [--cold]
+    python benchmarks/bench_engine.py [--json] [--hands N] [--runs R] [--cold] [--rules PRESET]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _IMPORT_SNIPPET = (
 )
 
 
-def engine_hands_per_s(n_hands: int, runs: int) -> dict:
+def engine_hands_per_s(n_hands: int, runs: int, rules: str = "fuzhou-lianzhong") -> dict:
     from fzmj_env.core import engine as E
     from fzmj_env.core import state as S
     from fzmj_env.core.hand import get_win_table
@@ -36,7 +36,7 @@ def engine_hands_per_s(n_hands: int, runs: int) -> dict:
     from fzmj_env.rules import load_rules
 
     buf = S.new_state(1)
-    E.set_rules(buf, 0, load_rules().params)
+    E.set_rules(buf, 0, load_rules(rules).params)
     wt = get_win_table()
     play_random_games(buf, 0, wt, 0, 10, 1)  # warm-up (compile or load the cache)
     rates, dec_rates = [], []
@@ -49,12 +49,12 @@ def engine_hands_per_s(n_hands: int, runs: int) -> dict:
     return {"engine_hands_per_s": statistics.median(rates), "engine_decisions_per_s": statistics.median(dec_rates)}
 
 
-def driver_hands_per_s(n_hands: int, runs: int) -> dict:
+def driver_hands_per_s(n_hands: int, runs: int, rules: str = "fuzhou-lianzhong") -> dict:
     import numpy as np
 
     from fzmj_env import Game
 
-    game = Game()
+    game = Game(rules)
     rates = []
     for r in range(runs):
         rng = np.random.default_rng(r)
@@ -94,11 +94,12 @@ def main() -> None:
     parser.add_argument("--driver-hands", type=int, default=300, help="hands per driver run")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--cold", action="store_true", help="also measure a cold compile (about a minute)")
+    parser.add_argument("--rules", default="fuzhou-lianzhong", help="rule preset (bench_presets.py compares them all)")
     args = parser.parse_args()
-    fig = {}
+    fig = {"rules": args.rules}
     fig.update(import_seconds(args.cold))
-    fig.update(engine_hands_per_s(args.hands, args.runs))
-    fig.update(driver_hands_per_s(args.driver_hands, max(3, args.runs // 2)))
+    fig.update(engine_hands_per_s(args.hands, args.runs, args.rules))
+    fig.update(driver_hands_per_s(args.driver_hands, max(3, args.runs // 2), args.rules))
     fig["runs"] = args.runs
     print_figures(fig, args.json)
 
