@@ -148,6 +148,12 @@ def test_p2_classic_full_flush_without_gold_and_with_a_dead_gold():
     # n = g 1 + 5 = 6; each pays 12 + 240 = 252
     assert "full_flush" in r["specials"] and "half_flush" not in r["specials"]
     assert r["value"] == 252
+    # the drawn gold 1p (own suit) is needed as the 6p of 567p: read as itself (no 3p for 123p,
+    # no pair) the hand does not win, so it is 混一色 (P2), not 清一色; not 金坎 (no 9p).
+    # n = g 1 + 5 = 6; each pays 12 + 120 = 132
+    r = seat2_self_draw(CLASSIC, "222p 456p 456p 678p 88p 57p", "1p", gold="1p")
+    assert "half_flush" in r["specials"] and "full_flush" not in r["specials"] and "gold_kan" not in r["specials"]
+    assert r["value"] == 132
 
 
 def test_p2_classic_wrap_around_gold_kan_for_gold_rank_1():
