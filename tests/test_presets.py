@@ -523,3 +523,24 @@ def test_p5_swim_levels_go_up_to_3_and_drop_back():
     v.hand[2] = counts("234p 567p 789p 345s 67s 1m 9s")  # no shape
     E.update_swim(tb, wt, 2, K("1p"))
     assert int(v.swim[2]) == 0
+
+
+@pytest.mark.parametrize(
+    ("rules", "specials", "counted", "value"),
+    [
+        # R11.4: (0 + g 2 + 0 + 5) x 2 + 金雀 60 = 74
+        ("fuzhou-lianzhong", {"no_flower_no_kong": 30, "golden_pair": 60}, ["golden_pair"], 74),
+        # P2: n = 2 + 5 = 7; ordinary self-draw, highest only: 7 x 2 + 60 = 74
+        (CLASSIC, {"no_flower_no_kong": 30, "golden_pair": 60}, ["golden_pair"], 74),
+        # P3: 金雀 60 + 10 (no flower, no kong), 平胡 dropped; h = g 2: P = 2 x 2 + 70 = 74
+        (LZ2, {"golden_pair": 70}, ["golden_pair"], 74),
+        # P4: highest 金雀 60; f = 2: P = 60 + 2 x 2 = 64, self-draw with a special: each pays P
+        (BIANFENG, {"no_flower_no_kong": 30, "golden_pair": 60}, ["golden_pair"], 64),
+        # P5: no specials; n = 5 + g 2 = 7, self-draw x2 = 14
+        (HOME, {}, [], 14),
+    ],
+)
+def test_the_same_golden_pair_win_under_every_preset(rules, specials, counted, value):
+    r = seat2_self_draw(rules, "46m 789m 234p 567p 678s 9s9s", "5m")  # the two golds are the pair
+    assert r["special_values"] == specials and r["specials_counted"] == counted
+    assert r["value"] == value and r["points"] == self_draw_pay(value, 2)
