@@ -6,7 +6,7 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | --- | --- |
 | ``random`` (``random:SEED``) | uniform over the legal actions, seeded |
 | ``heuristic`` | the rule-based baseline (``agents/heuristic.py``) |
-| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``train.checkpoint.load_policy`` |
+| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
 
 Evaluation: ``agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.

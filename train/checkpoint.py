@@ -1,4 +1,5 @@
-"""Checkpoints of the self-play trainer, and :func:`load_policy` for agents and the evaluator.
+"""Checkpoints of the self-play trainer: the writer (the reader, ``load_checkpoint`` and
+``load_policy``, lives in ``agents/policy.py`` so that agents never import ``train/``).
 
 A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_only=True``)::
 
@@ -22,12 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.policy import FORMAT, VERSION, ActorCritic, load_checkpoint, load_policy  # noqa: F401 (re-exported)
 from fzmj_env.encode import OBS_VERSION
-
-from .model import ActorCritic, build_policy
-
-FORMAT = "fzmj-ppo"
-VERSION = 1
 
 
 def rng_state(np_rng: np.random.Generator | None = None) -> dict:
@@ -78,31 +75,3 @@ def save_checkpoint(
     torch.save(data, tmp)
     os.replace(tmp, path)
     return path
-
-
-def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
-    """The checkpoint's dict; ``FileNotFoundError`` / ``ValueError`` with the path when unusable."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # a truncated file, not a torch file, ...
-        raise ValueError(f"{path} is not a readable checkpoint: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
-    if data.get("version", 0) > VERSION:
-        raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
-    if data.get("obs_version") != OBS_VERSION:
-        raise ValueError(
-            f"{path}: trained on observations {data.get('obs_version')!r}, this env encodes {OBS_VERSION!r}"
-        )
-    return data
-
-
-def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
-    """The policy of a checkpoint, on ``device``, in eval mode: ``policy.act(obs, mask, deterministic)``."""
-    data = load_checkpoint(path, map_location=device)
-    policy = build_policy(data["policy_spec"])
-    policy.load_state_dict(data["model"])
-    return policy.to(device).eval()
