@@ -33,6 +33,7 @@ import torch.nn as nn
 from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS
 
 OBS_SHAPE = (NUM_CHANNELS, 27)
@@ -194,7 +195,9 @@ class ActorCritic(nn.Module):
     """Masked categorical policy over the 62 actions and a value, from v1 planes.
 
     ``spec`` (stored in checkpoints, see :func:`build_policy`): ``network`` ("mlp" | "resnet"),
-    ``hidden_sizes``, ``res_channels``, ``res_blocks``, ``input_layer``, ``oracle_critic``.
+    ``hidden_sizes``, ``res_channels``, ``res_blocks``, ``input_layer``, ``oracle_critic``,
+    ``obs_planes`` (the base observation's planes) and ``hand_features`` (append the
+    ``fzmj_env/core/features.py`` planes, computed from the observation: :meth:`prepare`).
     """
 
     def __init__(
@@ -205,6 +208,8 @@ class ActorCritic(nn.Module):
         res_blocks: int = 4,
         input_layer: str = "auto",
         oracle_critic: bool = False,
+        obs_planes: int = NUM_CHANNELS,
+        hand_features: bool = False,
     ):
         super().__init__()
         self.spec = dict(
@@ -214,9 +219,13 @@ class ActorCritic(nn.Module):
             res_blocks=res_blocks,
             input_layer=input_layer,
             oracle_critic=oracle_critic,
+            obs_planes=obs_planes,
+            hand_features=hand_features,
         )
         self.oracle_critic = oracle_critic
-        C, W = OBS_SHAPE
+        self.obs_planes, self.hand_features = obs_planes, hand_features
+        self.in_planes = obs_planes + (HF_NUM_PLANES if hand_features else 0)
+        C, W = self.in_planes, OBS_SHAPE[1]
         if network == "mlp":
             self.trunk = MLPTrunk(C * W, list(hidden_sizes), input_layer)
         elif network == "resnet":
@@ -242,13 +251,32 @@ class ActorCritic(nn.Module):
             return self.critic(self.critic_trunk(both)).squeeze(-1)
         return self.critic(hidden).squeeze(-1)
 
+    def prepare(self, obs: torch.Tensor) -> torch.Tensor:
+        """The network's input from base observations: hand-feature planes appended when the
+        policy uses them (computed on the host, in Numba); already prepared input passes."""
+        if self.hand_features and obs.shape[1] == self.obs_planes:
+            obs = torch.from_numpy(with_hand_features(obs.cpu().numpy())).to(obs.device)
+        if obs.shape[1] != self.in_planes:
+            raise ValueError(
+                f"this policy takes {self.obs_planes} observation planes"
+                f"{' + hand features' if self.hand_features else ''}, got {obs.shape[1]}"
+            )
+        return obs
+
     # -- what PPO calls -----------------------------------------------------------------------
     def get_value(self, obs: torch.Tensor, oracle: torch.Tensor | None = None) -> torch.Tensor:
+        obs = self.prepare(obs)
         hidden = None if self.oracle_critic else self.trunk(obs)
         return self.value_from(hidden, obs, oracle)
 
     def get_action_and_value(self, obs, mask, action=None, oracle=None):
         """``(action, log_prob(action), entropy, value)``; samples ``action`` when it is None."""
+        action, logprob, entropy, value, _ = self.get_action_value_and_logp(obs, mask, action, oracle)
+        return action, logprob, entropy, value
+
+    def get_action_value_and_logp(self, obs, mask, action=None, oracle=None):
+        """:meth:`get_action_and_value` plus the log-probabilities of every action (N, 62)."""
+        obs = self.prepare(obs)
         hidden = self.trunk(obs)
         logits = self.masked_logits(hidden, mask)
         logp_all = torch.log_softmax(logits, dim=-1)
@@ -256,7 +284,12 @@ class ActorCritic(nn.Module):
             action = sample_gumbel(logits)
         logprob = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
         entropy = -(logp_all.exp() * logp_all).sum(-1)
-        return action, logprob, entropy, self.value_from(hidden, obs, oracle)
+        return action, logprob, entropy, self.value_from(hidden, obs, oracle), logp_all
+
+    @torch.no_grad()
+    def log_probs(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of every action (N, 62), illegal ones about -1e8 (a frozen teacher's)."""
+        return torch.log_softmax(self.masked_logits(self.trunk(self.prepare(obs)), mask), dim=-1)
 
     # -- what agents call ---------------------------------------------------------------------
     @torch.no_grad()
@@ -267,7 +300,7 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
-        logits = self.masked_logits(self.trunk(obs), mask)
+        logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
 
@@ -303,11 +336,28 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
         raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
     if data.get("version", 0) > VERSION:
         raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
-    if data.get("obs_version") != OBS_VERSION:
-        raise ValueError(
-            f"{path}: trained on observations {data.get('obs_version')!r}, this env encodes {OBS_VERSION!r}"
-        )
+    check_layout(data, path)
     return data
+
+
+def layout_name(obs_version: str, planes: int, hf_version: str | None) -> str:
+    """``"v1 (97 planes) + hand features hf1 (16 planes)"``: an observation layout, for messages."""
+    text = f"{obs_version} ({planes} planes)"
+    return text + (f" + hand features {hf_version} ({HF_NUM_PLANES} planes)" if hf_version else "")
+
+
+def check_layout(data: dict, path) -> None:
+    """One-line ``ValueError`` when the checkpoint's observation layout is not this code's."""
+    spec = data.get("policy_spec") or {}
+    planes = int(spec.get("obs_planes", 97))  # checkpoints before issue 12: v1, 97 planes
+    hf = data.get("hf_version") if spec.get("hand_features") else None
+    here_hf = HF_VERSION if spec.get("hand_features") else None
+    if data.get("obs_version") != OBS_VERSION or planes != NUM_CHANNELS or hf != here_hf:
+        raise ValueError(
+            f"{path}: observation layout mismatch: the policy was trained on "
+            f"{layout_name(data.get('obs_version'), planes, hf)}, this code encodes "
+            f"{layout_name(OBS_VERSION, NUM_CHANNELS, here_hf)}; retrain it or use a matching checkpoint"
+        )
 
 
 def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
