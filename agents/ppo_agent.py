@@ -8,6 +8,15 @@ import numpy as np
 
 from .base import Agent, AgentSpecError, as_batch
 
+PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "fzmj_pretrained.pt"
+
+
+def pretrained_path() -> Path:
+    """The shipped checkpoint behind the ``pretrained`` spec (``docs/pretrained.md``)."""
+    if not PRETRAINED.is_file():
+        raise AgentSpecError(f"the pretrained policy is missing from this installation ({PRETRAINED})")
+    return PRETRAINED
+
 
 class PPOAgent(Agent):
     """Loads ``PATH`` through ``agents.policy.load_policy(path, device=...)``.

@@ -35,13 +35,15 @@ from .selfplay_buffer import SelfPlayBuffer
 @dataclass
 class Demonstrations:
     """Teacher decisions: ``obs`` (N, C, 27) int8, ``mask`` (N, 62) int8, ``action`` (N,) int64,
-    ``ret`` (N,) float32 returns, ``table`` (N,) the table each came from (for the hold-out)."""
+    ``ret`` (N,) float32 returns, ``table`` / ``seat`` (N,) where each came from (the hold-out
+    takes whole tables)."""
 
     obs: torch.Tensor
     mask: torch.Tensor
     action: torch.Tensor
     ret: torch.Tensor
     table: np.ndarray
+    seat: np.ndarray
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -95,11 +97,13 @@ def collect_demonstrations(
         action=buf.actions.index_select(0, sel).clone(),
         ret=returns.index_select(0, sel).float().clone(),
         table=buf.table[idx].copy(),
+        seat=buf.seat[idx].copy(),
     )
 
 
 def masked_cross_entropy(policy: ActorCritic, obs, mask, action) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(mean CE to action, value (N,), logits (N, 62))`` with illegal actions masked out."""
+    obs = policy.prepare(obs)  # hand-feature planes appended unless already there
     hidden = policy.trunk(obs)
     logits = policy.masked_logits(hidden, mask)
     ce = nn.functional.cross_entropy(logits, action)

@@ -129,6 +129,8 @@ class Args:
     """Adam learning rate of behaviour cloning (decays linearly to a tenth)"""
     bc_eval_hands: int = 400
     """hands of the duplicate evaluation of the cloned policy against three copies of its teacher (0: none)"""
+    bc_checkpoint: str = ""
+    """start from this checkpoint's policy instead of cloning (e.g. an earlier run's bc.pt); it is also the KL teacher"""
 
     # ---- teacher term during PPO ----------------------------------------------------------------
     teacher_coef: float = 0.0
@@ -209,10 +211,12 @@ class Args:
         check(self.teacher_mode in ("kl", "ce"), "teacher_mode", "expected kl or ce")
         check(0.0 <= self.teacher_anneal <= 1.0, "teacher_anneal", "expected a number in [0, 1]")
         check(
-            not (self.teacher_coef > 0 and self.teacher_mode == "kl" and self.bc_decisions == 0),
+            not (self.teacher_coef > 0 and self.teacher_mode == "kl" and self.bc_decisions == 0 and not self.bc_checkpoint),
             "teacher_mode",
-            "kl needs a BC policy (bc_decisions > 0); use ce or set bc_decisions",
+            "kl needs a BC policy (bc_decisions > 0 or bc_checkpoint); use ce or set bc_decisions",
         )
+        if self.bc_checkpoint and not Path(self.bc_checkpoint).is_file():
+            raise ConfigError(f"bc_checkpoint: no such checkpoint {self.bc_checkpoint!r}")
         check(not (self.bc_decisions > 0 and self.oracle_critic), "bc_decisions", "behaviour cloning does not support oracle_critic")
         try:
             load_rules(self.rules)
@@ -389,9 +393,11 @@ def main(argv=None) -> int:
 
     # ---- warm start and teacher (train/bc.py) ------------------------------------------------------
     teacher_policy = teacher_agent = None
-    if args.bc_decisions > 0:
-        bc_path = ckpt_dir / "bc.pt"
-        if resume is None:  # clone the teacher, save bc.pt, evaluate it against the teacher
+    if args.bc_decisions > 0 or args.bc_checkpoint:
+        bc_path = Path(args.bc_checkpoint) if args.bc_checkpoint else ckpt_dir / "bc.pt"
+        if resume is None and args.bc_checkpoint:
+            agent.load_state_dict(load_checkpoint(bc_path)["model"])  # the same spec is required
+        elif resume is None:  # clone the teacher, save bc.pt, evaluate it against the teacher
             warm_start(agent, args, writer, bc_path)
         if args.teacher_coef > 0 and args.teacher_mode == "kl":
             teacher_policy = load_policy(bc_path, device).requires_grad_(False)

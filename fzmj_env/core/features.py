@@ -342,11 +342,13 @@ HF_ACCEPT_COUNT = 12  # 3n+1 hand: thermometer, column j = 1 when the acceptance
 HF_WAITS = 13  # 3n+1 hand: kind j completes a win (the engine's wait_mask_counts; shape only)
 HF_CLAIM_BETTER = 14  # claim window: columns 0 peng, 1-3 chi (discard low/mid/high), 4 exposed kong:
 HF_CLAIM_EQUAL = 15  # ... the claim (then the best discard) lowers the shanten / keeps it, more acceptance
-HF_NUM_PLANES = 16
+HF_DISC_GP_BEST = 16  # 3n+2 hand: discarding k leaves the lowest reachable 金雀 shanten
+HF_DISC_GP_NEXT = 17  # 3n+2 hand: discarding k leaves that lowest 金雀 shanten + 1
+HF_NUM_PLANES = 18
 _DISC_ACC_STEPS = (4, 8, 16, 24)
 
 _HF_ACC = _WS_SIZE  # 27: acceptance after discarding kind k (-1: not computed)
-_HF_CNT = _WS_SIZE + 27  # 27: scratch counts (wait_mask_counts input) then its output
+_HF_GP = _WS_SIZE + 54  # 27: 金雀 missing slots after discarding kind k
 _HF_WS_SIZE = _WS_SIZE + 81
 
 
@@ -372,6 +374,8 @@ def hf_plane_names() -> list[tuple[str, str]]:
         ("hf_claim_better", "claim window: col 0 peng, 1/2/3 chi with the discard low/mid/high, 4 exposed kong: "
                             "lowers the shanten (after the best discard), if legal"),
         ("hf_claim_equal", "claim window, same columns: keeps the shanten with a larger acceptance (kong: not smaller)"),
+        ("hf_disc_gp_best", "3n+2 hand: discarding kind k leaves the lowest reachable 金雀 shanten (golds excluded)"),
+        ("hf_disc_gp_next", "3n+2 hand: discarding kind k leaves that lowest 金雀 shanten + 1"),
     ]
     assert len(names) == HF_NUM_PLANES
     return names
@@ -466,6 +470,20 @@ def _discard_planes(st, w, gold, out):
             best_s = v
     if best_s == _NONE:
         return
+    # 金雀 after each discard: the rest as melds only, two golds as the pair (see _specials)
+    best_gp = _NONE
+    for k in range(27):
+        w[_HF_GP + k] = _NONE
+        if w[_SH + k] != _NONE:
+            v = _comb_melds(w, _DISC + 12 * k, _D + 12 * (k // 9), mm) + 2 - g
+            w[_HF_GP + k] = v
+            if v < best_gp:
+                best_gp = v
+    for k in range(27):
+        if w[_HF_GP + k] == best_gp:
+            out[HF_DISC_GP_BEST, k] = 1
+        elif w[_HF_GP + k] == best_gp + 1:
+            out[HF_DISC_GP_NEXT, k] = 1
     best_a = -1
     for k in range(27):
         w[_PLUS_OK + k] = 0
