@@ -1,8 +1,8 @@
 """The agent interface shared by the baselines, the evaluator and the trainer.
 
-An agent maps a batch of v1 observations and legal masks to one action per row::
+An agent maps a batch of observations (encoder v2) and legal masks to one action per row::
 
-    actions = agent.act(obs, mask)   # obs (N, 97, 27) int8, mask (N, 62) int8 -> (N,) int64
+    actions = agent.act(obs, mask)   # obs (N, 99, 27) int8, mask (N, 62) int8 -> (N,) int64
 
 A single observation is a batch of one: ``act(obs[None], mask[None])`` (a 2-D ``obs`` with a
 1-D ``mask`` is accepted too and also gives an array of shape ``(1,)``). An agent sees only

@@ -1,7 +1,8 @@
 """``heuristic``: a rule-based player (shanten with golds wild, then tile acceptance).
 
 Its shanten and acceptance kernels are ``fzmj_env/core/features.py``'s (shared with the
-hand-feature planes). Everything it knows comes from the v1 observation (``docs/observation.md``), decoded inside
+hand-feature planes). Everything it knows comes from the observation (v1 planes; v2 preset planes
+for the preset rules) (``docs/observation.md``), decoded inside
 one Numba kernel over the batch (:func:`heuristic_kernel`):
 
 * own concealed tiles: planes 0–3 (threshold planes, golds included as the gold kind);
@@ -147,7 +148,7 @@ def _claim(st, o, mk, w, gold):
 
 @njit(cache=True)
 def heuristic_kernel(obs, mask, shanten_table, out):
-    """One decision per row: ``out[i]`` from ``obs[i]`` (97, 27) int8 and ``mask[i]`` (62,)."""
+    """One decision per row: ``out[i]`` from ``obs[i]`` (99, 27) int8 and ``mask[i]`` (62,)."""
     w = np.zeros(_WS_SIZE, np.int64)
     for i in range(obs.shape[0]):
         mk = mask[i]

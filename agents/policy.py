@@ -3,10 +3,10 @@
 ``agents/`` loads trained policies from here without importing ``train/`` (the trainer builds
 on this module: ``train/checkpoint.py`` writes what :func:`load_checkpoint` reads).
 
-Actor-critic networks over the v1 observation planes (``(97, 27)`` int8, every value 0 or 1).
+Actor-critic networks over the observation planes (``(99, 27)`` v2 int8, every value 0 or 1).
 
 * ``mlp``: the flattened planes -> hidden layers -> policy logits (62) and a value.
-* ``resnet``: the planes as 97 channels over the 3 suits x 9 ranks grid, a stem and residual
+* ``resnet``: the planes as NUM_CHANNELS (99) channels over the 3 suits x 9 ranks grid, a stem and residual
   blocks of ``(1, 3)`` convolutions (a rank's neighbours within its own suit), then an MLP head.
 
 The int8 observation goes into the model as it is; the conversion to float happens inside.
@@ -294,7 +294,7 @@ class ActorCritic(nn.Module):
     # -- what agents call ---------------------------------------------------------------------
     @torch.no_grad()
     def act(self, obs: torch.Tensor, mask: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
-        """One legal action per row: ``obs`` (N, 97, 27) int8, ``mask`` (N, 62) -> LongTensor (N,)."""
+        """One legal action per row: ``obs`` (N, 99, 27) int8, ``mask`` (N, 62) -> LongTensor (N,)."""
         dev = next(self.parameters()).device
         obs = torch.as_tensor(obs, device=dev)
         mask = torch.as_tensor(mask, device=dev)

@@ -21,7 +21,7 @@ def pretrained_path() -> Path:
 class PPOAgent(Agent):
     """Loads ``PATH`` through ``agents.policy.load_policy(path, device=...)``.
 
-    The policy is a torch module with ``act(obs int8 (N, 97, 27), mask (N, 62),
+    The policy is a torch module with ``act(obs int8 (N, 99, 27), mask (N, 62),
     deterministic: bool) -> LongTensor (N,)``. ``deterministic=True`` (the default) takes the
     most likely legal action; ``False`` samples (then ``reset(seed)`` seeds torch's generator).
     """

@@ -5,7 +5,7 @@
 | Actions            | Discrete(62) (layout: `fzmj_env.actions`)                      |
 | Parallel API       | No (`is_parallelizable=False`)                                 |
 | Agents             | `player_0` … `player_3` = seats 0–3                            |
-| Observation        | Dict(observation=Box(0, 1, (97, 27), int8), action_mask=Box(0, 1, (62,), int8)) |
+| Observation        | Dict(observation=Box(0, 1, (99, 27), int8), action_mask=Box(0, 1, (62,), int8)) |
 | Rewards            | each seat's score change at the end of each hand × reward_scale |
 
 The acting agent is the engine's acting seat: the seat whose turn it is, or, in a claim window
@@ -14,7 +14,7 @@ none sees another's answer (the observation never shows it, R12) and seats with 
 never asked. Everything automatic (draws, flower replacement, the final round) happens inside
 ``step``.
 
-Observation: ``fzmj_env.encode`` v1 (``docs/observation.md``) from the observing seat's
+Observation: ``fzmj_env.encode`` v2 (``docs/observation.md``) from the observing seat's
 perspective. ``action_mask`` is the legal actions of the acting agent, all zeros for the others.
 
 Rewards: zero except at the end of a hand, when every seat gets its score change

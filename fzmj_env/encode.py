@@ -1,4 +1,9 @@
-"""Observation encoder v1: a ``(NUM_CHANNELS, 27)`` int8 tensor per seat (Numba).
+"""Observation encoder v2: a ``(NUM_CHANNELS, 27)`` int8 tensor per seat (Numba).
+
+v2 = v1's planes 0..96 unchanged, then planes 97..98 with the preset-public information
+(issue 11, PRESETS.md P0/P5): the rule preset the table plays (one network can play several
+presets) and every seat's public swim level (游金, fuzhou-home). Later versions may only
+append planes after these.
 
 Every plane is binary (0/1): tile planes have one column per suit kind (0–26 = 1m…9s, R1),
 counts are thresholds (``>= 1`` … ``>= 4``), scalars are thermometers over the columns
@@ -57,14 +62,17 @@ from .core.state import (
     PH_OVER,
     PH_TURN,
     PHASE,
+    R_LOSS_CAP,
     R_RESERVE_BASE,
+    R_SCHEME,
     ROB_WINDOW,
     STREAK,
     TAIL,
 )
 
-OBS_VERSION = "v1"
+OBS_VERSION = "v2"
 NUM_COLUMNS = 27
+V1_CHANNELS = 97  # planes 0..96 are exactly the v1 layout
 
 # ---- plane layout (v1) --------------------------------------------------------------------------
 P_HAND = 0  # 4 planes: own concealed count >= 1..4 (golds included)
@@ -96,7 +104,11 @@ P_STREAK = P_GLOBAL + 4
 P_HANDS_LEFT = P_GLOBAL + 5
 P_PHASE = P_GLOBAL + 6
 P_CLAIM_TILE = P_GLOBAL + 7
-NUM_CHANNELS = P_GLOBAL + 8  # 97
+# v2 (issue 11): preset-public planes, appended after v1's 97
+P_PRESET = P_GLOBAL + 8  # 97: cols 0-4 one-hot rule scheme (SCHEME_NAMES order); col 5 a loss cap is set (P4)
+P_SWIM = P_GLOBAL + 9  # 98: col 3r + j = relative seat r swims at a level > j (P5), j = 0..2
+NUM_CHANNELS = P_GLOBAL + 10  # 99
+PRC_LOSS_CAP = 5  # column of P_PRESET
 
 # flag columns of the per-seat S_FLAGS plane
 F_DEALER = 0
@@ -191,6 +203,22 @@ def _planes() -> list[tuple[str, str]]:
         )
     )
     p.append(("claim_tile", "one-hot: the discard under claim (claim window only)"))
+    # v2
+    p.append(
+        (
+            "preset",
+            "v2: the rule preset's scheme, one-hot: col 0 fuzhou-lianzhong, 1 fuzhou-lianzhong-classic, "
+            "2 fuzhou-lianzhong-2, 3 fuzhou-bianfeng, 4 fuzhou-home (a custom rules file: its scheme); "
+            "col 5 a per-hand loss cap is set (P4)",
+        )
+    )
+    p.append(
+        (
+            "swim",
+            "v2: 游金 swim levels (P5, public): col 3r + j = relative seat r (0 self .. 3 上家) swims at a level > j, "
+            "j = 0..2; all zero outside fuzhou-home",
+        )
+    )
     return p
 
 
@@ -425,10 +453,27 @@ def _global_planes(tb, me, out):
         out[P_CLAIM_TILE, m[CLAIM_TILE]] = 1
 
 
+@njit(cache=True, inline="always")
+def _preset_planes(tb, me, out):
+    """Planes 97-98 (v2): the preset scheme and every seat's public swim level (P5)."""
+    _clear_rows(out, P_PRESET, 2)
+    m = tb.m
+    scheme = m[R_SCHEME]
+    if 0 <= scheme < 5:
+        out[P_PRESET, scheme] = 1
+    out[P_PRESET, PRC_LOSS_CAP] = m[R_LOSS_CAP] > 0
+    row = out[P_SWIM]
+    for r in range(4):
+        lv = tb.swim[(me + r) % 4]
+        for j in range(3):
+            row[3 * r + j] = lv > j
+
+
 @njit(cache=True)
 def encode_v1(tb, seat, out):
-    """Write the v1 observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8, C-contiguous;
-    every byte is written)."""
+    """Write the observation of ``seat`` (0..3) into ``out[NUM_CHANNELS, 27]`` (int8, C-contiguous;
+    every byte is written). Despite the historical name this writes the current layout
+    (``OBS_VERSION``, v2): the v1 planes 0..96, then the v2 planes."""
     _own_planes(tb, seat, out)
     for r in range(4):  # every seat in relative order: its public planes, then its flags
         s = (seat + r) % 4
@@ -436,6 +481,10 @@ def encode_v1(tb, seat, out):
         seat_block(tb, s, out, b)
         _seat_flags(tb, s, out[b + S_FLAGS])
     _global_planes(tb, seat, out)
+    _preset_planes(tb, seat, out)
+
+
+encode = encode_v1  # the current encoder under its version-free name
 
 
 @njit(cache=True)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from agents.policy import ActorCritic
+from fzmj_env.encode import NUM_CHANNELS
 from train.bc import behaviour_clone, collect_demonstrations, masked_cross_entropy
 from train.ppo_selfplay import main
 
@@ -23,7 +24,7 @@ def demos():
 
 def test_demonstrations_are_teacher_choices_with_hand_returns(demos):
     n = len(demos)
-    assert n >= 3000 and demos.obs.shape == (n, 97, 27) and demos.mask.shape == (n, 62)
+    assert n >= 3000 and demos.obs.shape == (n, NUM_CHANNELS, 27) and demos.mask.shape == (n, 62)
     mask = demos.mask.numpy()
     assert (mask.sum(1) > 1).all()  # forced moves are left out
     assert mask[np.arange(n), demos.action.numpy()].all()  # the teacher's actions are legal

@@ -64,8 +64,9 @@ def random_states(n_games: int, seed: int, hands_per_game: int = 1):
 
 # ---- layout ------------------------------------------------------------------------------------
 def test_layout_constants():
-    assert X.OBS_VERSION == "v1"
-    assert len(X.PLANES) == C == 97
+    assert X.OBS_VERSION == "v2"
+    assert len(X.PLANES) == C == 99
+    assert X.V1_CHANNELS == 97 and X.P_PRESET == 97 and X.P_SWIM == 98
     names = [n for n, _ in X.PLANES]
     assert len(set(names)) == C
     assert all(isinstance(d, str) and d for _, d in X.PLANES)
@@ -371,3 +372,16 @@ def test_every_byte_of_the_observation_is_written():
             dirty = rng.integers(-128, 128, size=(C, 27), dtype=np.int8)
             X.encode_table(game.buf, 0, seat, dirty)
             assert np.array_equal(dirty, obs_of(game, seat))
+
+
+# ---- v2 planes (issue 11) ------------------------------------------------------------------------
+def test_v2_preset_and_swim_planes_default():
+    """Plane 97 names the scheme (default: column 0 only); plane 98 (swim levels, P5) is all zero
+    outside fuzhou-home; the v1 planes 0..96 come first, unchanged."""
+    game = Game()
+    game.reset(seed=3)
+    obs = np.zeros((C, 27), dtype=np.int8)
+    X.encode_table(game.buf, 0, game.seat, obs)
+    assert obs[X.P_PRESET].tolist() == [1] + [0] * 26
+    assert not obs[X.P_SWIM].any()
+    assert [n for n, _ in X.PLANES[X.V1_CHANNELS:]] == ["preset", "swim"]

@@ -42,7 +42,8 @@ DEALER_DISCARDED = 19
 LAST_DRAW = 20  # kind of the last suit tile drawn by CUR, -1 if none
 LAST_DISCARD_SEAT = 21
 N_DECISIONS = 22
-# slot 23: free (held a discard counter nothing read)
+WIN_CTX = 23  # set when a win is declared: 1 if it happens in the claim window of the dealer's first
+#               discard or before that discard (P3's widened 抢金); 0 otherwise
 WINNER = 24  # result of the last finished hand (valid once a hand has ended)
 WIN_TYPE = 25
 DISCARDER = 26
@@ -66,9 +67,20 @@ R_MULT = 42
 R_FLOWER_SET_BONUS = 43
 R_KONG_EXPOSED_PTS = 44
 R_KONG_CONCEALED_PTS = 45
-R_SPECIAL_VALUES = 46  # 7 consecutive slots, one per SPECIAL_* bit
-N_SPECIALS = 7
-NUM_SCALARS = R_SPECIAL_VALUES + N_SPECIALS
+R_SPECIAL_VALUES = 46  # N_SPECIALS consecutive slots, one per SPECIAL_* bit
+N_SPECIALS = 10
+# preset branches (PRESETS.md P1-P5): which scoring/rule scheme the table plays, and its numbers
+R_SCHEME = R_SPECIAL_VALUES + N_SPECIALS  # one of the SCHEME_* values
+R_LOSS_CAP = R_SCHEME + 1  # P4: most a seat loses in one hand (0 = no cap)
+R_SPECIAL_BONUS = R_SCHEME + 2  # P3: +10 to 抢金/三金倒/金雀 when the winner has no flower, no kong
+R_DISCARD_BONUS = R_SCHEME + 3  # P5: d = 1 for a discard win
+R_SWIM_MULT = R_SCHEME + 4  # P5: 3 slots, multipliers for swim levels 1, 2, 3
+NUM_SCALARS = R_SCHEME + 7
+
+# rule schemes (PRESETS.md): the branches of the one core
+SCHEME_LIANZHONG, SCHEME_CLASSIC, SCHEME_LIANZHONG_2, SCHEME_BIANFENG, SCHEME_HOME = range(5)
+SCHEME_NAMES = ("lianzhong", "classic", "lianzhong-2", "bianfeng", "home")
+MAX_SWIM = 3  # P5: 单游, 双游, 三游
 
 
 # ---- array fields: (name, shape) ---------------------------------------------------------
@@ -95,6 +107,7 @@ _FIELDS = [
     ("opts", np.int16, (4,)),  # claim options of each seat in the open window (OPT_* bits)
     ("ask", np.int8, (4,)),  # seats asked in the open window, nearest to the discarder first
     ("choice", np.int8, (4,)),  # each asked seat's decision (an action)
+    ("swim", np.int8, (4,)),  # P5 游金: each seat's public swim level 0..3 (0 in other presets)
     ("points", np.int32, (4,)),  # score change of the last finished hand
     ("scores", np.int32, (4,)),  # cumulative over the game (match)
 ]
@@ -138,8 +151,12 @@ SPECIAL_NAMES = (
     "three_golds",  # 三金倒
     "golden_pair",  # 金雀
     "golden_dragon",  # 金龙
+    "half_flush",  # 混一色 (P2)
+    "full_flush",  # 清一色 (P2)
+    "gold_kan",  # 金坎 (P2)
 )
-(SP_HEAVENLY, SP_ROB_GOLD, SP_NO_FLOWER, SP_ONE_FLOWER, SP_THREE_GOLDS, SP_GOLDEN_PAIR, SP_GOLDEN_DRAGON) = range(7)
+(SP_HEAVENLY, SP_ROB_GOLD, SP_NO_FLOWER, SP_ONE_FLOWER, SP_THREE_GOLDS, SP_GOLDEN_PAIR, SP_GOLDEN_DRAGON,
+ SP_HALF_FLUSH, SP_FULL_FLUSH, SP_GOLD_KAN) = range(10)
 
 # ---- action layout (public API, README) ------------------------------------------------------
 NUM_ACTIONS = 62
