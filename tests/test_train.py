@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from fzmj_env.encode import NUM_CHANNELS as X_NUM_CHANNELS
 from fzmj_env.vector import VectorEnv
 from train.checkpoint import load_checkpoint, load_policy
 from train.config import ConfigError, load_config
@@ -95,7 +96,7 @@ def test_cli_reports_a_bad_key(capsys):
 
 # ---- buffer and GAE along each seat's decisions ---------------------------------------------------
 def _add(buf, table, seat, value):
-    obs = torch.zeros((1, 97, 27), dtype=torch.int8)
+    obs = torch.zeros((1, X_NUM_CHANNELS, 27), dtype=torch.int8)
     mask = torch.ones((1, 62), dtype=torch.int8)
     return int(
         buf.add([table], [seat], obs, mask, torch.zeros(1, dtype=torch.long), torch.zeros(1), torch.tensor([value]))[0]
@@ -109,7 +110,7 @@ def _credit(buf, next_seat=0, pending=0.0, done=False, final=(0, 0, 0, 0)):
 def test_gae_follows_each_seats_own_decisions():
     """A hand-made table: rewards go to the seat's previous decision, game ends are terminal."""
     g, lam = 0.9, 0.8
-    buf = SelfPlayBuffer(1, 32, (97, 27), 62)
+    buf = SelfPlayBuffer(1, 32, (X_NUM_CHANNELS, 27), 62)
     V = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     d0 = _add(buf, 0, 0, V[0])
     _credit(buf, next_seat=1)  # noqa: E702
@@ -183,7 +184,7 @@ def test_buffer_credits_every_reward_of_random_play():
     B, T, gamma, lam = 16, 13, 0.97, 0.9
     env = VectorEnv(B, seed=5, hands_per_game=2)
     obs, mask, seat = env.reset()
-    buf = SelfPlayBuffer(B, (T + 4) * B, (97, 27), 62)
+    buf = SelfPlayBuffer(B, (T + 4) * B, (X_NUM_CHANNELS, 27), 62)
     rng = np.random.default_rng(0)
     acted = np.zeros((B, 4), dtype=bool)
     expected, credited = np.zeros((B, 4)), np.zeros((B, 4))
