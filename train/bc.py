@@ -230,6 +230,5 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
         writer.add_scalar("bc/score_vs_teacher", me["mean_score"], 0)
         ci = me.get("ci95") or [float("nan")] * 2
         line += f"; vs 3x {args.bc_teacher} {me['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] per hand"
-    writer.add_scalar("bc/accuracy", stats["accuracy"], 0)
     print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
     return stats
