@@ -11,7 +11,7 @@ import torch
 
 from agents.policy import ActorCritic
 from fzmj_env.encode import NUM_CHANNELS
-from train.bc import behaviour_clone, collect_demonstrations, masked_cross_entropy
+from train.bc import behaviour_clone, collect_demonstrations, holdout_metrics, masked_cross_entropy
 from train.ppo_selfplay import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,10 +41,13 @@ def test_behaviour_cloning_learns_the_teacher_and_never_the_illegal(demos):
     torch.manual_seed(0)
     policy = ActorCritic(hidden_sizes=(64,), hand_features=True)
     logs = []
-    stats = behaviour_clone(policy, demos, epochs=3, batch_size=256, lr=3e-3, progress=False,
+    held = torch.as_tensor(np.flatnonzero(demos.table == np.unique(demos.table)[0]))
+    before = holdout_metrics(policy, demos, held)["accuracy"]
+    stats = behaviour_clone(policy, demos, epochs=8, batch_size=128, lr=3e-3, progress=False,
                             log=lambda name, value, step: logs.append(name))
     assert {"bc/accuracy", "bc/ce", "bc/value_loss"} <= set(logs)
-    assert stats["accuracy"] > 0.6 and stats["holdout_decisions"] > 0  # measured 0.37 without hand features
+    # measured 0.64 on these 3,000 decisions (0.94 on the documented run's 200,000)
+    assert stats["accuracy"] > 0.55 > before + 0.2 and stats["holdout_decisions"] > 0
     with torch.no_grad():
         _, _, logits = masked_cross_entropy(policy, demos.obs[:200], demos.mask[:200], demos.action[:200])
     probs = torch.softmax(logits, -1)
