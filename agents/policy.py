@@ -340,10 +340,10 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
     return data
 
 
-def layout_name(obs_version: str, planes: int, hf_version: str | None) -> str:
-    """``"v1 (97 planes) + hand features hf1 (16 planes)"``: an observation layout, for messages."""
+def layout_name(obs_version: str, planes: int, hf_version: str | None, hf_planes: int = HF_NUM_PLANES) -> str:
+    """``"v2 (99 planes) + hand features hf1 (18 planes)"``: an observation layout, for messages."""
     text = f"{obs_version} ({planes} planes)"
-    return text + (f" + hand features {hf_version} ({HF_NUM_PLANES} planes)" if hf_version else "")
+    return text + (f" + hand features {hf_version} ({hf_planes} planes)" if hf_version else "")
 
 
 def check_layout(data: dict, path) -> None:
@@ -352,10 +352,16 @@ def check_layout(data: dict, path) -> None:
     planes = int(spec.get("obs_planes", 97))  # checkpoints before issue 12: v1, 97 planes
     hf = data.get("hf_version") if spec.get("hand_features") else None
     here_hf = HF_VERSION if spec.get("hand_features") else None
-    if data.get("obs_version") != OBS_VERSION or planes != NUM_CHANNELS or hf != here_hf:
+    hf_planes = int(data.get("hf_planes", HF_NUM_PLANES)) if hf else 0
+    if (
+        data.get("obs_version") != OBS_VERSION
+        or planes != NUM_CHANNELS
+        or hf != here_hf
+        or (hf and hf_planes != HF_NUM_PLANES)
+    ):
         raise ValueError(
             f"{path}: observation layout mismatch: the policy was trained on "
-            f"{layout_name(data.get('obs_version'), planes, hf)}, this code encodes "
+            f"{layout_name(data.get('obs_version'), planes, hf, hf_planes)}, this code encodes "
             f"{layout_name(OBS_VERSION, NUM_CHANNELS, here_hf)}; retrain it or use a matching checkpoint"
         )
 

@@ -47,8 +47,8 @@ def _tampered(tmp_path, policy, **changes):
 
 @pytest.mark.parametrize(
     "changes",
-    [{"obs_version": "v0"}, {"obs_planes": NUM_CHANNELS + 8}, {"hf_version": "hf0"}],
-    ids=["obs_version", "planes", "hand_feature_version"],
+    [{"obs_version": "v0"}, {"obs_planes": NUM_CHANNELS + 8}, {"hf_version": "hf0"}, {"hf_planes": 16}],
+    ids=["obs_version", "planes", "hand_feature_version", "hand_feature_planes"],
 )
 def test_a_checkpoint_of_another_observation_layout_fails_in_one_line(tmp_path, changes):
     path = _tampered(tmp_path, ActorCritic(hidden_sizes=(8,), hand_features=True), **changes)

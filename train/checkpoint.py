@@ -5,7 +5,8 @@ A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_o
 
     format        "fzmj-ppo"          version   1
     obs_version   "v1"                policy_spec   ActorCritic's constructor arguments
-    obs_planes    97 (base planes)    hf_version    "hf1" with hand features, else None
+    obs_planes    99 (base planes)    hf_version    "hf1" with hand features, else None
+    hf_planes     18 with hand features, else 0
     model         the policy's state_dict
     optimizer     the optimizer's state_dict
     config        the training config (a dict of the Args fields)
@@ -25,7 +26,7 @@ import numpy as np
 import torch
 
 from agents.policy import FORMAT, VERSION, ActorCritic, load_checkpoint, load_policy  # noqa: F401 (re-exported)
-from fzmj_env.core.features import HF_VERSION
+from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
 
 
@@ -66,6 +67,7 @@ def save_checkpoint(
         "obs_version": OBS_VERSION,
         "obs_planes": NUM_CHANNELS,
         "hf_version": HF_VERSION if policy.spec.get("hand_features") else None,
+        "hf_planes": HF_NUM_PLANES if policy.spec.get("hand_features") else 0,
         "policy_spec": dict(policy.spec),
         "model": {k: v.detach().cpu() for k, v in policy.state_dict().items()},
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
