@@ -6,7 +6,8 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | --- | --- |
 | ``random`` (``random:SEED``) | uniform over the legal actions, seeded |
 | ``heuristic`` | the rule-based baseline (``agents/heuristic.py``) |
-| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``train.checkpoint.load_policy`` |
+| ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
+| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
 
 Evaluation: ``agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
@@ -23,7 +24,7 @@ from .base import Agent, AgentSpecError, as_batch
 
 __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
 
-SPEC_HELP = "random, random:SEED, heuristic, ppo:PATH or python:module:Class"
+SPEC_HELP = "random, random:SEED, heuristic, pretrained, ppo:PATH or python:module:Class"
 
 
 class _DuckAgent(Agent):
@@ -116,6 +117,10 @@ def make_agent(spec) -> Agent:
         from .heuristic import HeuristicAgent
 
         return HeuristicAgent()
+    if kind == "pretrained" and not sep:
+        from .ppo_agent import PPOAgent, pretrained_path
+
+        return PPOAgent(pretrained_path(), name="pretrained")
     if kind == "ppo":
         if not arg:
             raise AgentSpecError(f"bad agent spec {spec!r}: expected ppo:PATH")

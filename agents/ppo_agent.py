@@ -1,4 +1,4 @@
-"""``ppo:PATH``: a policy checkpoint of the PPO trainer (``train/``), acting on CPU."""
+"""``ppo:PATH``: a policy checkpoint of the PPO trainer, read by ``agents/policy.py``, acting on CPU."""
 
 from __future__ import annotations
 
@@ -8,9 +8,18 @@ import numpy as np
 
 from .base import Agent, AgentSpecError, as_batch
 
+PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "fzmj_pretrained.pt"
+
+
+def pretrained_path() -> Path:
+    """The shipped checkpoint behind the ``pretrained`` spec (``docs/pretrained.md``)."""
+    if not PRETRAINED.is_file():
+        raise AgentSpecError(f"the pretrained policy is missing from this installation ({PRETRAINED})")
+    return PRETRAINED
+
 
 class PPOAgent(Agent):
-    """Loads ``PATH`` through ``train.checkpoint.load_policy(path, device=...)``.
+    """Loads ``PATH`` through ``agents.policy.load_policy(path, device=...)``.
 
     The policy is a torch module with ``act(obs int8 (N, 99, 27), mask (N, 62),
     deterministic: bool) -> LongTensor (N,)``. ``deterministic=True`` (the default) takes the
@@ -23,12 +32,7 @@ class PPOAgent(Agent):
             raise AgentSpecError(f"no such checkpoint: {str(path)!r}")
         if p.is_dir():
             raise AgentSpecError(f"checkpoint {str(path)!r} is a directory, expected a checkpoint file")
-        try:
-            from train.checkpoint import load_policy
-        except ImportError as e:
-            raise AgentSpecError(
-                f"cannot load PPO checkpoint {str(path)!r}: train.checkpoint is not available ({e})"
-            ) from e
+        from .policy import load_policy
         try:
             policy = load_policy(str(p), device=device)
         except Exception as e:  # noqa: BLE001 - any loader failure is a bad checkpoint to the user

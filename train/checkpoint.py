@@ -1,9 +1,12 @@
-"""Checkpoints of the self-play trainer, and :func:`load_policy` for agents and the evaluator.
+"""Checkpoints of the self-play trainer: the writer (the reader, ``load_checkpoint`` and
+``load_policy``, lives in ``agents/policy.py`` so that agents never import ``train/``).
 
 A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_only=True``)::
 
     format        "fzmj-ppo"          version   1
     obs_version   "v1"                policy_spec   ActorCritic's constructor arguments
+    obs_planes    99 (base planes)    hf_version    "hf1" with hand features, else None
+    hf_planes     18 with hand features, else 0
     model         the policy's state_dict
     optimizer     the optimizer's state_dict
     config        the training config (a dict of the Args fields)
@@ -22,12 +25,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fzmj_env.encode import OBS_VERSION
-
-from .model import ActorCritic, build_policy
-
-FORMAT = "fzmj-ppo"
-VERSION = 1
+from agents.policy import FORMAT, VERSION, ActorCritic, load_checkpoint, load_policy  # noqa: F401 (re-exported)
+from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION
+from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
 
 
 def rng_state(np_rng: np.random.Generator | None = None) -> dict:
@@ -65,6 +65,9 @@ def save_checkpoint(
         "format": FORMAT,
         "version": VERSION,
         "obs_version": OBS_VERSION,
+        "obs_planes": NUM_CHANNELS,
+        "hf_version": HF_VERSION if policy.spec.get("hand_features") else None,
+        "hf_planes": HF_NUM_PLANES if policy.spec.get("hand_features") else 0,
         "policy_spec": dict(policy.spec),
         "model": {k: v.detach().cpu() for k, v in policy.state_dict().items()},
         "optimizer": optimizer.state_dict() if optimizer is not None else None,
@@ -78,31 +81,3 @@ def save_checkpoint(
     torch.save(data, tmp)
     os.replace(tmp, path)
     return path
-
-
-def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
-    """The checkpoint's dict; ``FileNotFoundError`` / ``ValueError`` with the path when unusable."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # a truncated file, not a torch file, ...
-        raise ValueError(f"{path} is not a readable checkpoint: {e}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
-    if data.get("version", 0) > VERSION:
-        raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
-    if data.get("obs_version") != OBS_VERSION:
-        raise ValueError(
-            f"{path}: trained on observations {data.get('obs_version')!r}, this env encodes {OBS_VERSION!r}"
-        )
-    return data
-
-
-def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
-    """The policy of a checkpoint, on ``device``, in eval mode: ``policy.act(obs, mask, deterministic)``."""
-    data = load_checkpoint(path, map_location=device)
-    policy = build_policy(data["policy_spec"])
-    policy.load_state_dict(data["model"])
-    return policy.to(device).eval()

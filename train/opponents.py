@@ -2,7 +2,8 @@
 
 With probability ``prob`` a new game at a table is a *pool game*: the learner plays
 ``learner_seats`` seats drawn at random and one opponent plays the others; that opponent is the
-``heuristic`` agent with probability ``heuristic_frac``, else a frozen past policy (a snapshot of
+*target* agent (``target``, an agent spec: ``heuristic`` by default) with probability
+``heuristic_frac``, else a frozen past policy (a snapshot of
 the learner taken every few updates, or a checkpoint given in ``pool_paths``). Otherwise the
 learner plays all four seats (pure self-play). Only the learner's decisions are trained on; the
 opponents' actions are computed here, batched over every table where they are to act.
@@ -35,6 +36,7 @@ class OpponentPool:
         learner_seats: int,
         rng: np.random.Generator,
         device,
+        target: str = "heuristic",
     ):
         self.prob = prob
         self.heuristic_frac = heuristic_frac
@@ -47,7 +49,7 @@ class OpponentPool:
         if prob > 0 and heuristic_frac > 0:
             from agents import make_agent
 
-            self.heuristic = make_agent("heuristic")
+            self.heuristic = make_agent(target)  # the target agent (opponent id 0)
         self.fixed: list[torch.nn.Module] = []  # frozen checkpoints (pool_paths), never replaced
         self.snapshots: list[torch.nn.Module] = []  # ring of past learners
         self._next_slot = 0

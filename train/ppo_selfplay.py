@@ -30,6 +30,7 @@ from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.rules import load_rules
 from fzmj_env.vector import VectorEnv, results_of
 
+from .bc import warm_start
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
 from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
 from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
@@ -112,12 +113,40 @@ class Args:
     """mlp's first layer over the 0/1 planes: auto (sparse on CPU, dense on CUDA), sparse or dense"""
     oracle_critic: bool = False
     """the critic also sees the oracle planes (hidden state); the policy never does"""
+    hand_features: bool = False
+    """append the hand-feature planes (fzmj_env/core/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
+
+    # ---- warm start: behaviour cloning (train/bc.py) --------------------------------------------
+    bc_decisions: int = 0
+    """teacher decisions to clone before PPO (0: no warm start)"""
+    bc_teacher: str = "heuristic"
+    """agent spec of the teacher that plays all four seats of the demonstration games"""
+    bc_epochs: int = 4
+    """passes over the demonstrations"""
+    bc_batch_size: int = 1024
+    """minibatch size of behaviour cloning"""
+    bc_learning_rate: float = 0.001
+    """Adam learning rate of behaviour cloning (decays linearly to a tenth)"""
+    bc_eval_hands: int = 400
+    """hands of the duplicate evaluation of the cloned policy against three copies of its teacher (0: none)"""
+    bc_checkpoint: str = ""
+    """start from this checkpoint's policy instead of cloning (e.g. an earlier run's bc.pt); it is also the KL teacher"""
+
+    # ---- teacher term during PPO ----------------------------------------------------------------
+    teacher_coef: float = 0.0
+    """weight of the pull toward the teacher in the PPO loss (0: none)"""
+    teacher_mode: str = "kl"
+    """kl: KL(frozen BC policy || learner) on the learner's states (needs bc_decisions > 0); ce: cross-entropy to bc_teacher's action on them"""
+    teacher_anneal: float = 0.5
+    """share of the run over which teacher_coef decays linearly to 0 (0: constant)"""
 
     # ---- opponent pool --------------------------------------------------------------------------
     pool_prob: float = 0.0
     """probability that a new game is played against the pool (0: pure self-play)"""
     pool_heuristic_frac: float = 0.5
-    """share of pool games against `heuristic` (the rest: frozen past policies)"""
+    """share of pool games against pool_target (the rest: frozen past policies)"""
+    pool_target: str = "heuristic"
+    """agent spec of the pool's target opponent (heuristic by default)"""
     pool_size: int = 8
     """frozen snapshots of the learner kept in the pool"""
     pool_snapshot_every: int = 20
@@ -175,6 +204,20 @@ class Args:
             check(0.0 <= getattr(self, key) <= 1.0, key, "expected a number in [0, 1]")
         check(1 <= self.pool_learner_seats <= 3, "pool_learner_seats", "expected 1, 2 or 3")
         check(self.target_kl is None or self.target_kl > 0, "target_kl", "expected a positive number or null")
+        check(self.bc_decisions >= 0, "bc_decisions", "expected a non-negative integer")
+        check(self.bc_epochs >= 1 and self.bc_batch_size >= 1, "bc_epochs", "expected positive bc_epochs and bc_batch_size")
+        check(self.bc_eval_hands >= 0, "bc_eval_hands", "expected a non-negative integer")
+        check(self.teacher_coef >= 0, "teacher_coef", "expected a non-negative number")
+        check(self.teacher_mode in ("kl", "ce"), "teacher_mode", "expected kl or ce")
+        check(0.0 <= self.teacher_anneal <= 1.0, "teacher_anneal", "expected a number in [0, 1]")
+        check(
+            not (self.teacher_coef > 0 and self.teacher_mode == "kl" and self.bc_decisions == 0 and not self.bc_checkpoint),
+            "teacher_mode",
+            "kl needs a BC policy (bc_decisions > 0 or bc_checkpoint); use ce or set bc_decisions",
+        )
+        if self.bc_checkpoint and not Path(self.bc_checkpoint).is_file():
+            raise ConfigError(f"bc_checkpoint: no such checkpoint {self.bc_checkpoint!r}")
+        check(not (self.bc_decisions > 0 and self.oracle_critic), "bc_decisions", "behaviour cloning does not support oracle_critic")
         try:
             load_rules(self.rules)
         except ValueError as e:
@@ -343,14 +386,31 @@ def main(argv=None) -> int:
     B, T = args.num_tables, args.num_steps
 
     agent = ActorCritic(
-        args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer, args.oracle_critic
+        args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer, args.oracle_critic,
+        obs_planes=OBS_SHAPE[0], hand_features=args.hand_features,
     ).to(device)
     optimizer = make_optimizer(agent, args.learning_rate)
+
+    # ---- warm start and teacher (train/bc.py) ------------------------------------------------------
+    teacher_policy = teacher_agent = None
+    if args.bc_decisions > 0 or args.bc_checkpoint:
+        bc_path = Path(args.bc_checkpoint) if args.bc_checkpoint else ckpt_dir / "bc.pt"
+        if resume is None and args.bc_checkpoint:
+            agent.load_state_dict(load_checkpoint(bc_path)["model"])  # the same spec is required
+        elif resume is None:  # clone the teacher, save bc.pt, evaluate it against the teacher
+            warm_start(agent, args, writer, bc_path)
+        if args.teacher_coef > 0 and args.teacher_mode == "kl":
+            teacher_policy = load_policy(bc_path, device).requires_grad_(False)
+    if args.teacher_coef > 0 and args.teacher_mode == "ce":
+        from agents import make_agent
+
+        teacher_agent = make_agent(args.bc_teacher)
 
     pool = None
     if args.pool_prob > 0:
         pool = OpponentPool(
-            B, args.pool_prob, args.pool_heuristic_frac, args.pool_size, args.pool_learner_seats, np_rng, device
+            B, args.pool_prob, args.pool_heuristic_frac, args.pool_size, args.pool_learner_seats, np_rng, device,
+            target=args.pool_target,
         )
         for path in args.pool_paths:
             pool.add_fixed(load_policy(path, device))
@@ -365,7 +425,7 @@ def main(argv=None) -> int:
             pool.load_state_dicts(agent, resume["pool"])
 
     buffer = SelfPlayBuffer(
-        B, (T + 4) * B, OBS_SHAPE, NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
+        B, (T + 4) * B, (agent.in_planes, OBS_SHAPE[1]), NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
     )
     stats = HandStats()
     actions = np.zeros(B, dtype=np.int64)
@@ -402,6 +462,9 @@ def main(argv=None) -> int:
         if args.anneal_lr:
             frac = 1.0 - (update - 1.0) / args.num_updates
             optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+        teacher_coef = args.teacher_coef
+        if args.teacher_anneal > 0:  # linear decay to 0 over the first teacher_anneal of the run
+            teacher_coef *= max(0.0, 1.0 - (update - 1.0) / (args.teacher_anneal * args.num_updates))
 
         # the decisions carried over from the last rollout get values from the updated critic
         if buffer.n:
@@ -416,7 +479,7 @@ def main(argv=None) -> int:
             ctrl = controller[all_tables, seat]
             rows = all_tables if pool is None else np.flatnonzero(ctrl == LEARNER)
             if len(rows):
-                obs_d = torch.from_numpy(obs[rows] if pool is not None else obs).to(device)
+                obs_d = agent.prepare(torch.from_numpy(obs[rows] if pool is not None else obs).to(device))
                 mask_d = torch.from_numpy(mask[rows] if pool is not None else mask).to(device)
                 oracle_d = torch.from_numpy(oracle[rows]).to(device) if oracle is not None else None
                 with torch.no_grad():
@@ -444,18 +507,16 @@ def main(argv=None) -> int:
         n_train = len(train_idx)
         mb_size = max(1, math.ceil(n_train / args.num_minibatches))
         clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
-        pg_loss = v_loss = entropy_loss = torch.zeros(())
+        pg_loss = v_loss = entropy_loss = teacher_loss = torch.zeros(())
         idx_all = torch.as_tensor(train_idx, device=device)
         for _epoch in range(args.update_epochs):
             perm = idx_all[torch.randperm(n_train).to(device)]
             for start in range(0, n_train, mb_size):
                 mb = perm[start : start + mb_size]
                 mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
-                _, newlogprob, entropy, newvalue = agent.get_action_and_value(
-                    buffer.obs.index_select(0, mb),
-                    buffer.mask.index_select(0, mb),
-                    buffer.actions[mb],
-                    oracle=mb_oracle,
+                mb_obs, mb_mask = buffer.obs.index_select(0, mb), buffer.mask.index_select(0, mb)
+                _, newlogprob, entropy, newvalue, logp_all = agent.get_action_value_and_logp(
+                    mb_obs, mb_mask, buffer.actions[mb], oracle=mb_oracle
                 )
                 logratio = newlogprob - buffer.logprobs[mb]
                 ratio = logratio.exp()
@@ -485,6 +546,17 @@ def main(argv=None) -> int:
 
                 entropy_loss = entropy.mean()
                 loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+
+                # teacher term (kickstarting): KL(frozen BC policy || learner), or CE to the teacher's action
+                if teacher_coef > 0:
+                    if teacher_policy is not None:
+                        t_logp = teacher_policy.log_probs(mb_obs, mb_mask)
+                        teacher_loss = (t_logp.exp() * (t_logp - logp_all)).sum(-1).mean()
+                    else:
+                        t_act = teacher_agent.act(mb_obs.cpu().numpy(), mb_mask.cpu().numpy())
+                        t_act = torch.as_tensor(t_act, device=device).unsqueeze(1)
+                        teacher_loss = -logp_all.gather(1, t_act).mean()
+                    loss = loss + teacher_coef * teacher_loss
 
                 optimizer.zero_grad()
                 loss.backward()
@@ -517,6 +589,8 @@ def main(argv=None) -> int:
         writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
         writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)) if clipfracs else 0.0, global_step)
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
+        writer.add_scalar("losses/teacher_loss", teacher_loss.item(), global_step)
+        writer.add_scalar("charts/teacher_coef", teacher_coef, global_step)
         if pool is not None and args.pool_snapshot_every and update % args.pool_snapshot_every == 0:
             pool.add_snapshot(agent)
 

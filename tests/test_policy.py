@@ -1,0 +1,86 @@
+"""agents/policy.py (issue 12): the network and checkpoint reader live below train/."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_agents_never_import_train():
+    """ARCHITECTURE floors: agents/ loads policies through agents/policy.py, never train/."""
+    for path in sorted((ROOT / "agents").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            assert not any(n == "train" or n.startswith("train.") for n in names), f"{path.name} imports {names}"
+
+
+# ---- checkpoints record the observation layout ----------------------------------------------------
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from agents import make_agent  # noqa: E402
+from agents.policy import ActorCritic, load_checkpoint, load_policy  # noqa: E402
+from fzmj_env.core.features import HF_NUM_PLANES, with_hand_features  # noqa: E402
+from fzmj_env.encode import NUM_CHANNELS  # noqa: E402
+from fzmj_env.vector import VectorEnv  # noqa: E402
+from train.checkpoint import save_checkpoint  # noqa: E402
+
+
+def _tampered(tmp_path, policy, **changes):
+    path = save_checkpoint(tmp_path / "p.pt", policy)
+    data = torch.load(path, weights_only=True)
+    for key, value in changes.items():
+        if key == "obs_planes":
+            data["policy_spec"]["obs_planes"] = value
+        else:
+            data[key] = value
+    torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"obs_version": "v0"}, {"obs_planes": NUM_CHANNELS + 8}, {"hf_version": "hf0"}, {"hf_planes": 16}],
+    ids=["obs_version", "planes", "hand_feature_version", "hand_feature_planes"],
+)
+def test_a_checkpoint_of_another_observation_layout_fails_in_one_line(tmp_path, changes):
+    path = _tampered(tmp_path, ActorCritic(hidden_sizes=(8,), hand_features=True), **changes)
+    with pytest.raises(ValueError, match="observation layout mismatch") as e:
+        load_policy(path)
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="observation layout mismatch"):
+        make_agent(f"ppo:{path}")
+
+
+def test_hand_feature_policy_takes_base_or_prepared_observations(tmp_path):
+    env = VectorEnv(16, seed=2)
+    obs, mask, _ = env.reset()
+    torch.manual_seed(0)
+    policy = ActorCritic(hidden_sizes=(16,), hand_features=True)
+    path = save_checkpoint(tmp_path / "hf.pt", policy)
+    data = load_checkpoint(path)
+    assert data["hf_version"] == "hf1" and data["obs_planes"] == NUM_CHANNELS
+    loaded = load_policy(path)
+    a1 = loaded.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
+    a2 = loaded.act(torch.from_numpy(with_hand_features(obs)), torch.from_numpy(mask), deterministic=True)
+    assert torch.equal(a1, a2) and mask[np.arange(16), a1.numpy()].all()
+    with pytest.raises(ValueError, match="observation planes"):
+        loaded.act(torch.zeros(1, NUM_CHANNELS + HF_NUM_PLANES + 1, 27, dtype=torch.int8), torch.from_numpy(mask[:1]))
+
+
+def test_pretrained_agent_loads_and_plays_legally():
+    agent = make_agent("pretrained")
+    assert agent.name == "pretrained"
+    env = VectorEnv(32, seed=4)
+    obs, mask, _ = env.reset()
+    for _ in range(40):
+        actions = agent.act(obs, mask)
+        assert mask[np.arange(32), actions].all()
+        obs, mask, _, _, _, _ = env.step(actions)

@@ -1,0 +1,47 @@
+"""Write a training checkpoint's policy as a small, shippable file (no optimizer, pool or RNG).
+
+    python -m train.export_pretrained runs/cpu_default/checkpoints/latest.pt [--out agents/pretrained/fzmj_pretrained.pt]
+
+The result is an ordinary checkpoint (``agents.policy.load_policy`` reads it; ``ppo:PATH``
+plays it) that keeps the run's config, counters and any ``note`` given here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agents.policy import load_checkpoint, load_policy
+
+from .checkpoint import save_checkpoint
+
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "fzmj_pretrained.pt"
+
+
+def export(src: str | Path, out: str | Path = DEFAULT_OUT, note: str = "") -> Path:
+    """Copy the policy of checkpoint ``src`` to ``out`` with its config and counters; returns ``out``."""
+    data = load_checkpoint(src)
+    policy = load_policy(src)
+    return save_checkpoint(
+        out, policy, config=data.get("config"), update=data.get("update", 0),
+        global_step=data.get("global_step", 0), note=note, source=str(src),
+    )
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m train.export_pretrained", description=__doc__.splitlines()[0])
+    p.add_argument("checkpoint")
+    p.add_argument("--out", default=str(DEFAULT_OUT))
+    p.add_argument("--note", default="")
+    a = p.parse_args(argv)
+    try:
+        path = export(a.checkpoint, a.out, a.note)
+    except (FileNotFoundError, ValueError) as e:
+        p.error(str(e))
+    print(f"{path} ({path.stat().st_size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
