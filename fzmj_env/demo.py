@@ -10,6 +10,7 @@ import numpy as np
 
 from .game import Game
 from .tiles import kind_name
+from .validate import check_hands_per_game, check_seed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,8 +18,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=8, help="hands to play (a match: dealer and streak carry over)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the walls, the first dealer and the random agents")
     args = parser.parse_args(argv)
-    if args.hands < 1:
-        parser.error("--hands must be >= 1")
+    try:  # usage errors: one line, exit 2, before any work
+        check_hands_per_game(args.hands)
+        check_seed(args.seed)
+    except ValueError as e:
+        parser.error(str(e).replace("hands_per_game", "--hands", 1).replace("seed", "--seed", 1))
 
     t0 = time.perf_counter()
     game = Game(hands_per_game=args.hands)

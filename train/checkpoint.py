@@ -17,11 +17,14 @@ It is written to a temporary file and renamed, so an interrupted save never leav
 from __future__ import annotations
 
 import os
+import pickle
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from agents.checkpoint_guard import check_policy_checkpoint
 from fzmj_env.encode import OBS_VERSION
 
 from .model import ActorCritic, build_policy
@@ -74,10 +77,36 @@ def save_checkpoint(
         "rng": rng or {},
         **extra,
     }
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(data, tmp)
-    os.replace(tmp, path)
+    bad = [k for k, v in data["model"].items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:  # never replace a good checkpoint by a poisoned one (issue 10)
+        raise ValueError(f"refusing to save {path}: non-finite weights in {', '.join(bad[:3])}")
+    # a unique temporary name: two writers never share it (issue 10); removed if the write fails
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(data, f)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def unreadable_checkpoint(path, err: Exception) -> str:
+    """One line for a file torch cannot load as plain data (torch's own text runs to several
+    lines and suggests ``weights_only=False``, which must never be done with a file from elsewhere)."""
+    if isinstance(err, pickle.UnpicklingError) and "weights only" in str(err).lower():
+        why = "it holds Python objects besides tensors and plain data, which are never loaded"
+    else:
+        why = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+    return f"{path} is not a readable fzmj checkpoint: {why}"
 
 
 def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
@@ -87,8 +116,8 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
         raise FileNotFoundError(f"checkpoint not found: {path}")
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # a truncated file, not a torch file, ...
-        raise ValueError(f"{path} is not a readable checkpoint: {e}") from None
+    except Exception as e:  # a truncated file, not a torch file, ... (one line of ours, issue 10)
+        raise ValueError(unreadable_checkpoint(path, e)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
     if data.get("version", 0) > VERSION:
@@ -97,6 +126,7 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
         raise ValueError(
             f"{path}: trained on observations {data.get('obs_version')!r}, this env encodes {OBS_VERSION!r}"
         )
+    check_policy_checkpoint(data, build_policy, str(path))  # spec vs weight shapes, finite weights (issue 10)
     return data
 
 

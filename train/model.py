@@ -28,6 +28,7 @@ from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
+from fzmj_env.validate import check_input_width, check_policy_input
 
 OBS_SHAPE = (NUM_CHANNELS, 27)
 ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
@@ -117,6 +118,7 @@ class BinaryLinear(nn.Module):
         self.bias = nn.Parameter(torch.zeros(out_features))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_input_width(x, self.in_features)  # issue 10: the sparse kernel indexes weight rows by column
         sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
         if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
             idx, count = active_indices(x.to(torch.int8).contiguous().numpy())
@@ -261,6 +263,7 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
+        check_policy_input(obs, mask)  # issue 10: shapes, dtypes, 0/1 values, a legal action per row
         logits = self.masked_logits(self.trunk(obs), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
