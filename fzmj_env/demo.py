@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -10,11 +9,11 @@ import numpy as np
 
 from .game import Game
 from .tiles import kind_name
-from .validate import check_hands_per_game, check_seed
+from .validate import OneLineParser, check_hands_per_game, check_seed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fzmj-demo", description=__doc__)
+    parser = OneLineParser(prog="fzmj-demo", description=__doc__)
     parser.add_argument("--hands", type=int, default=8, help="hands to play (a match: dealer and streak carry over)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the walls, the first dealer and the random agents")
     args = parser.parse_args(argv)

@@ -17,8 +17,10 @@ The limits below keep every counter of the engine's int32 state far from wrappin
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +132,10 @@ def _dims(x) -> tuple:
 
 def _is_float(x) -> bool:
     dt = x.dtype
-    return bool(getattr(dt, "is_floating_point", False)) or getattr(dt, "kind", "") in "fc"
+    kind = getattr(dt, "kind", None)  # numpy; torch dtypes say is_floating_point / is_complex
+    if kind is not None:
+        return kind in ("f", "c")
+    return bool(getattr(dt, "is_floating_point", False) or getattr(dt, "is_complex", False))
 
 
 def check_planes(name: str, x, channels: int, batched: bool = True) -> None:
@@ -187,6 +192,15 @@ def check_input_width(x, in_features: int) -> None:
         width *= d
     if len(dims) < 2 or width != in_features:
         raise ValueError(f"the network expects rows of {in_features} values, got input of shape {dims}")
+
+
+# ---- command lines -------------------------------------------------------------------------------
+class OneLineParser(argparse.ArgumentParser):
+    """``argparse`` whose usage errors are one line, ``PROG: error: ...``, exit code 2 (README, "Errors")."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
 
 
 # ---- files ----------------------------------------------------------------------------------------

@@ -183,7 +183,7 @@ def test_as_batch_checks_values_dtypes_and_masks():
         as_batch(obs.astype(np.float32), mask)
     with pytest.raises(ValueError, match="mask must have shape"):
         as_batch(obs, mask[:, :61])
-    with pytest.raises(ValueError, match="mask must have shape"):
+    with pytest.raises(ValueError, match=r"mask \(N, 62\), got \(4, 97, 27\) and \(3, 62\)"):
         as_batch(obs, mask[:3])
     no_legal = mask.copy()
     no_legal[2] = 0

@@ -114,7 +114,8 @@ def test_fzmj_eval_refuses_a_nan_checkpoint(tmp_path, capsys):
 
 def test_pool_snapshots_are_checked_too(tmp_path):
     policy = ActorCritic("mlp", [8])
-    path = save_checkpoint(tmp_path / "p.pt", policy, pool=[policy.state_dict()])
+    snapshot = {k: v.clone() for k, v in policy.state_dict().items()}
+    path = save_checkpoint(tmp_path / "p.pt", policy, pool=[snapshot])
     load_checkpoint(path)
     with pytest.raises(ValueError, match="pool snapshot 0: non-finite"):
         load_checkpoint(_poison(path, tmp_path / "bad_pool.pt", key="pool"))

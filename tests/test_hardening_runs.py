@@ -111,14 +111,17 @@ def test_a_run_folder_is_locked_while_a_run_writes(tmp_path):
 def test_temporary_checkpoint_names_are_unique_and_cleaned_up(tmp_path, monkeypatch):
     policy = ActorCritic("mlp", [8])
     path = save_checkpoint(tmp_path / "latest.pt", policy, update=1)
+    import train.checkpoint as C
+
     seen = []
-    real_save = torch.save
+    real_mkstemp = C.tempfile.mkstemp
 
-    def spy(obj, f, *a, **k):
-        seen.append(Path(f.name).name)
-        return real_save(obj, f, *a, **k)
+    def spy(*a, **k):
+        fd, name = real_mkstemp(*a, **k)
+        seen.append(Path(name).name)
+        return fd, name
 
-    monkeypatch.setattr(torch, "save", spy)
+    monkeypatch.setattr(C.tempfile, "mkstemp", spy)
     save_checkpoint(path, policy, update=2)
     save_checkpoint(path, policy, update=3)
     assert len(set(seen)) == 2 and all(n.startswith("latest.pt.") and n.endswith(".tmp") for n in seen)

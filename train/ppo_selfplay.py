@@ -30,6 +30,7 @@ import torch.nn as nn
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.rules import load_rules
+from fzmj_env.validate import OneLineParser
 from fzmj_env.vector import VectorEnv, results_of
 
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
@@ -279,7 +280,7 @@ def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dic
 def parse_args(argv=None) -> tuple[Args, dict | None]:
     docs = field_docs(Args)
     keys = "\n".join(f"  {f.name} ({f.type}): {docs.get(f.name, '')}" for f in dataclasses.fields(Args))
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(  # usage errors: one line, exit 2 (issue 10)
         prog="fzmj-train",
         description="PPO self-play for Fuzhou Mahjong (one policy, four seats).",
         epilog=f"config keys (YAML file or --set key=value):\n{keys}",
