@@ -45,7 +45,7 @@ import numpy as np
 
 from fzmj_env.core.state import SPECIAL_NAMES, WIN_TYPE_NAMES, WT_DISCARD
 from fzmj_env.rules import DEFAULT_RULES
-from fzmj_env.validate import check_output_file
+from fzmj_env.validate import MAX_TABLES, check_int, check_memory, check_output_file
 
 from . import SPEC_HELP, Agent, AgentSpecError, make_agent, reset_agent
 
@@ -414,6 +414,11 @@ def evaluate(
         raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
     slot_agent, objs, names, specs = _distinct(agents)
     walls = -(-int(hands) // 4)
+    try:  # issue 10: what this machine cannot hold is refused now, not after hours of play
+        check_int("batch", batch, 4, MAX_TABLES)
+        check_memory(f"hands={hands}", 4 * walls * 14 * 4)  # every hand's result row is kept for the statistics
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
     n_batches = -(-walls // (batch // 4))
     workers = min(int(workers), n_batches)
     t0 = time.perf_counter()

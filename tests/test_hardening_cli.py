@@ -79,6 +79,17 @@ def test_eval_plot_with_an_unknown_extension(fzmj_eval, capsys, tmp_path, name):
     assert "unsupported file type" in line and ".png" in line
 
 
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [(["--hands", str(10**15)], "hands=1000000000000000 needs about"), (["--batch", str(2**40)], "batch must be")],
+)
+def test_eval_sizes_this_machine_cannot_hold_are_usage_errors(capsys, argv, match):
+    from agents.evaluate import main
+
+    line = _usage_error(capsys, main, ["--agents", "random", "--no-progress", *argv], "fzmj-eval")
+    assert match in line
+
+
 @pytest.mark.parametrize("spec", ["random:-5", "random:18446744073709551616", "random:x"])
 def test_eval_bad_random_seed_is_exit_2(capsys, spec):
     from agents.evaluate import main
