@@ -619,7 +619,7 @@ def _row_ok_word(flat, b):
     last = (np.uint64(np.uint8(flat[b + 8])) | (np.uint64(np.uint8(flat[b + 17])) << np.uint64(8))
             | (np.uint64(np.uint8(flat[b + 26])) << np.uint64(16)))
     bad = (w0 | w1 | w2 | last | (w0 + _C3) | (w1 + _C3) | (w2 + _C3) | (last + _C3)) & _CF8
-    n = ((w0 + w1 + w2 + last) * _ONES) >> np.uint64(56)  # bytes <= 4 each: no carries
+    n = ((w0 + w1 + w2 + last) * _ONES) >> np.uint64(56)  # each byte of the sum <= 16, the total <= 108: no carries
     return bad == 0 and n % np.uint64(3) == np.uint64(2)
 
 
@@ -656,9 +656,10 @@ def is_win_batch_kernel(win_table, counts_2d, gold, out):
         if np.uint64(g) >= NUM_SUIT_KINDS or not _row_ok(flat, b):
             return r
         ng = np.int64(flat[b + g])
-        k0 = _key9(flat, b) - ng * _GOLD_MULT[g, 0]
-        k1 = _key9(flat, b + 9) - ng * _GOLD_MULT[g, 1]
-        k2 = _key9(flat, b + 18) - ng * _GOLD_MULT[g, 2]
+        # unsigned keys: no negative-index wraparound on the six table reads (pays for the checks)
+        k0 = np.uint64(_key9(flat, b) - ng * _GOLD_MULT[g, 0])
+        k1 = np.uint64(_key9(flat, b + 9) - ng * _GOLD_MULT[g, 1])
+        k2 = np.uint64(_key9(flat, b + 18) - ng * _GOLD_MULT[g, 2])
         a0 = np.int64(win_table[k0, 0])
         b0 = np.int64(win_table[k0, 1])
         a1 = np.int64(win_table[k1, 0])
