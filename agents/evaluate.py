@@ -624,9 +624,9 @@ def main(argv=None) -> int:
     if not 0 <= args.seed < 2**64:
         p.error("--seed must be in 0..2**64-1")
     try:  # the outputs are written after the work: check them before it (issue 10)
-        if args.out:
+        if args.out is not None:
             check_output_file(args.out, "--out")
-        if args.plot:
+        if args.plot is not None:
             check_output_file(args.plot, "--plot", PLOT_SUFFIXES)
     except ValueError as e:
         p.error(str(e))

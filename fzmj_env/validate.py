@@ -209,7 +209,9 @@ def check_output_file(path: str | os.PathLike, what: str, suffixes: tuple[str, .
     not a directory, its folder exists and is writable, an existing file is writable, and its
     suffix is one of ``suffixes`` (case-insensitive) when given. Returns the path."""
     p = Path(path)
-    if str(path) == "" or p.is_dir():
+    if str(path) == "":
+        raise ValueError(f"{what}: expected a file name, got an empty string")
+    if p.is_dir():
         raise ValueError(f"{what}: {str(path)!r} is a directory, expected a file name")
     if suffixes is not None and p.suffix.lower().lstrip(".") not in suffixes:
         raise ValueError(f"{what}: unsupported file type {p.suffix or '(none)'!r} of {str(path)!r} (use one of: {', '.join('.' + s for s in suffixes)})")

@@ -54,6 +54,8 @@ def fzmj_eval(monkeypatch):
 def test_eval_out_is_a_directory(fzmj_eval, capsys, tmp_path):
     line = _usage_error(capsys, fzmj_eval, ["--agents", "random", "--out", str(tmp_path)], "fzmj-eval")
     assert "is a directory" in line
+    line = _usage_error(capsys, fzmj_eval, ["--agents", "random", "--out", ""], "fzmj-eval")
+    assert "expected a file name" in line
 
 
 def test_eval_out_unwritable(fzmj_eval, capsys, tmp_path, monkeypatch):

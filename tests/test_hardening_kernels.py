@@ -130,6 +130,12 @@ def test_hand_api_refuses_bad_counts(fn):
 
 
 # ---- VectorEnv.step / reset ---------------------------------------------------------------------
+def test_vector_env_is_exported_as_the_readme_uses_it():
+    from fzmj_env.vector import VectorEnv
+
+    assert F.VectorEnv is VectorEnv and "VectorEnv" in F.__all__
+
+
 def test_vector_env_step_refuses_bad_actions():
     env = F.VectorEnv(4, seed=0)
     _, mask, _ = env.reset()
