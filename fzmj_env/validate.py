@@ -148,7 +148,7 @@ def check_planes(name: str, x, channels: int, batched: bool = True) -> None:
         raise ValueError(f"{name} must have shape ({', '.join(map(str, want))}), got {dims}")
     if _is_float(x):
         raise ValueError(f"{name} must be an integer (int8) array of 0/1 planes, got dtype {x.dtype}")
-    if dims[0] and (int(x.min()) < 0 or int(x.max()) > 1):
+    if dims[0] and not _all_01(x):
         raise ValueError(f"{name} must hold only 0 and 1 (observation planes), got values {int(x.min())}..{int(x.max())}")
 
 
@@ -161,18 +161,30 @@ def check_masks(name: str, mask, rows: int, num_actions: int = 62) -> None:
         raise ValueError(f"{name} must be an integer (int8) or bool array, got dtype {mask.dtype}")
     if rows == 0:
         return
-    if int(mask.min()) < 0 or int(mask.max()) > 1:
+    if not _all_01(mask):
         raise ValueError(f"{name} must hold only 0 and 1, got values {int(mask.min())}..{int(mask.max())}")
-    legal = mask.sum(1) if not hasattr(mask, "numpy") else mask.to(dtype=_torch_int64(mask)).sum(1)
-    if int(legal.min()) < 1:
-        bad = int((legal == 0).nonzero()[0][0]) if hasattr(mask, "numpy") else int(np.flatnonzero(legal == 0)[0])
+    legal = mask.any(1)  # numpy and torch alike
+    if not bool(legal.all()):
+        bad = int((~legal).nonzero()[0][0]) if hasattr(mask, "numpy") else int(np.flatnonzero(~legal)[0])
         raise ValueError(f"{name} row {bad} has no legal action")
 
 
-def _torch_int64(t):
-    import torch  # only reached with a torch tensor, so torch is there
+def _all_01(x) -> bool:
+    """Whether every value of the integer/bool array or tensor ``x`` is 0 or 1: one reduction
+    for byte dtypes (an unsigned view puts negatives above 1), min and max otherwise."""
+    if isinstance(x, np.ndarray):
+        if x.dtype == np.bool_:
+            return True
+        if x.dtype.itemsize == 1:
+            return int(x.view(np.uint8).max()) <= 1
+        return int(x.min()) >= 0 and int(x.max()) <= 1
+    import torch  # a tensor (the policies' entry point): torch is loaded already
 
-    return torch.int64
+    if x.dtype == torch.bool:
+        return True
+    if x.dtype in (torch.int8, torch.uint8):
+        return int(x.view(torch.uint8).max()) <= 1
+    return int(x.min()) >= 0 and int(x.max()) <= 1
 
 
 def check_policy_input(obs, mask, channels: int = 97, num_actions: int = 62) -> None:
