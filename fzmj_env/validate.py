@@ -138,7 +138,7 @@ def _is_float(x) -> bool:
     return bool(getattr(dt, "is_floating_point", False) or getattr(dt, "is_complex", False))
 
 
-def check_planes(name: str, x, channels: int, batched: bool = True) -> None:
+def check_planes(name: str, x, channels: int, batched: bool = True, check_values: bool = True) -> None:
     """``x`` is ``(N, channels, 27)`` (or ``(channels, 27)`` unbatched) of 0/1 values, any integer
     or bool dtype. Works on numpy arrays and torch tensors (duck-typed: ``shape``, ``dtype``,
     ``min``, ``max``), so the agents' and the policies' entry points share it."""
@@ -148,7 +148,7 @@ def check_planes(name: str, x, channels: int, batched: bool = True) -> None:
         raise ValueError(f"{name} must have shape ({', '.join(map(str, want))}), got {dims}")
     if _is_float(x):
         raise ValueError(f"{name} must be an integer (int8) array of 0/1 planes, got dtype {x.dtype}")
-    if dims[0] and not _all_01(x):
+    if check_values and dims[0] and not _all_01(x):
         raise ValueError(f"{name} must hold only 0 and 1 (observation planes), got values {int(x.min())}..{int(x.max())}")
 
 

@@ -195,6 +195,9 @@ def test_as_batch_checks_values_dtypes_and_masks():
     no_legal[2] = 0
     with pytest.raises(ValueError, match="row 2 has no legal action"):
         as_batch(obs, no_legal)
+    as_batch(bad, mask, check_values=False)  # the random agent does not read the values: shape and dtype only
+    with pytest.raises(ValueError, match="dtype"):
+        as_batch(obs.astype(np.float32), mask, check_values=False)
     m2 = mask.astype(np.int64)
     m2[0, 0] = 256  # would wrap to 0 in int8
     with pytest.raises(ValueError, match="only 0 and 1"):
