@@ -20,6 +20,8 @@ import inspect
 import os
 import sys
 
+from fzmj_env.validate import MAX_SEED
+
 from .base import Agent, AgentSpecError, as_batch
 
 __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
@@ -112,6 +114,8 @@ def make_agent(spec) -> Agent:
             seed = int(arg)
         except ValueError:
             raise AgentSpecError(f"bad agent spec {spec!r}: random:SEED needs an integer seed") from None
+        if not 0 <= seed <= MAX_SEED:
+            raise AgentSpecError(f"bad agent spec {spec!r}: the seed must be in 0..2**64-1")
         return RandomAgent(seed=seed, name=s)
     if kind == "heuristic" and not sep:
         from .heuristic import HeuristicAgent

@@ -18,6 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.encode import NUM_CHANNELS
+from fzmj_env.validate import check_masks, check_planes
+
 
 class AgentSpecError(ValueError):
     """A bad agent spec: unknown kind, missing checkpoint, unloadable class (one clear message)."""
@@ -38,8 +42,15 @@ class Agent:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-def as_batch(obs, mask) -> tuple[np.ndarray, np.ndarray]:
-    """``(obs (N, C, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1."""
+def as_batch(obs, mask, check_values: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(obs (N, 97, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1.
+
+    The boundary of every agent's ``act`` (issue 10): ``ValueError`` naming what is wrong for
+    another shape (e.g. the observation with the oracle planes), a float dtype, values other
+    than 0/1, or a mask row with no legal action. Vectorised checks, once per batch.
+    ``check_values=False`` skips the scan of the observation's values (not its shape or dtype)
+    for an agent whose answer does not depend on them (``random``).
+    """
     obs = np.asarray(obs)
     mask = np.asarray(mask)
     if obs.ndim == 2:
@@ -47,5 +58,7 @@ def as_batch(obs, mask) -> tuple[np.ndarray, np.ndarray]:
     if mask.ndim == 1:
         mask = mask[None]
     if obs.ndim != 3 or mask.ndim != 2 or obs.shape[0] != mask.shape[0]:
-        raise ValueError(f"expected obs (N, C, 27) and mask (N, 62), got {obs.shape} and {mask.shape}")
+        raise ValueError(f"expected obs (N, {NUM_CHANNELS}, 27) and mask (N, {NUM_ACTIONS}), got {obs.shape} and {mask.shape}")
+    check_planes("obs", obs, NUM_CHANNELS, check_values=check_values)
+    check_masks("mask", mask, obs.shape[0], NUM_ACTIONS)
     return np.ascontiguousarray(obs, dtype=np.int8), np.ascontiguousarray(mask, dtype=np.int8)

@@ -37,7 +37,6 @@ import argparse
 import json
 import math
 import multiprocessing as mp
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ import numpy as np
 
 from fzmj_env.core.state import SPECIAL_NAMES, WIN_TYPE_NAMES, WT_DISCARD
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.validate import MAX_TABLES, check_int, check_memory, check_output_file
 
 from . import SPEC_HELP, Agent, AgentSpecError, make_agent, reset_agent
 
@@ -416,6 +416,11 @@ def evaluate(
         raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
     slot_agent, objs, names, specs = _distinct(agents)
     walls = -(-int(hands) // 4)
+    try:  # issue 10: what this machine cannot hold is refused now, not after hours of play
+        check_int("batch", batch, 4, MAX_TABLES)
+        check_memory(f"hands={hands}", 4 * walls * 14 * 4)  # every hand's result row is kept for the statistics
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
     n_batches = -(-walls // (batch // 4))
     workers = min(int(workers), n_batches)
     t0 = time.perf_counter()
@@ -568,6 +573,10 @@ def plot(res: dict, raw: dict, path: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------------
+# what matplotlib's savefig writes (Agg, PDF, PS, SVG, PGF backends; jpg/tif/webp via Pillow)
+PLOT_SUFFIXES = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp", "pgf", "raw", "rgba")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit code 2
         sys.stderr.write(f"{self.prog}: error: {message}\n")
@@ -616,11 +625,13 @@ def main(argv=None) -> int:
         p.error("--batch must be a positive multiple of 4")
     if not 0 <= args.seed < 2**64:
         p.error("--seed must be in 0..2**64-1")
-    for path, what in ((args.out, "--out"), (args.plot, "--plot")):
-        if path:
-            d = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(d):
-                p.error(f"{what}: directory {d!r} does not exist")
+    try:  # the outputs are written after the work: check them before it (issue 10)
+        if args.out is not None:
+            check_output_file(args.out, "--out")
+        if args.plot is not None:
+            check_output_file(args.plot, "--plot", PLOT_SUFFIXES)
+    except ValueError as e:
+        p.error(str(e))
     try:
         res, raw = evaluate(
             args.agents,
@@ -641,12 +652,16 @@ def main(argv=None) -> int:
         sys.stderr.write(f"{p.prog}: error: {type(e).__name__}: {e}\n")
         return 1
     print(markdown(res))
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(res, f, indent=2, ensure_ascii=False)
-            f.write("\n")
-    if args.plot:
-        plot(res, raw, args.plot)
+    try:
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                json.dump(res, f, indent=2, ensure_ascii=False)
+                f.write("\n")
+        if args.plot:
+            plot(res, raw, args.plot)
+    except OSError as e:  # a full disk, a folder removed meanwhile: one line, exit 1
+        sys.stderr.write(f"{p.prog}: error: cannot write {e.filename or 'the output'}: {e.strerror or e}\n")
+        return 1
     return 0
 
 

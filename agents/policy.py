@@ -25,6 +25,7 @@ the evaluator call) and ``get_action_and_value`` (what PPO calls). Illegal actio
 from __future__ import annotations
 
 import math
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,9 @@ from numba import njit
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS
+from fzmj_env.validate import check_input_width, check_policy_input
+
+from .checkpoint_guard import check_policy_checkpoint
 
 OBS_SHAPE = (NUM_CHANNELS, 27)
 ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
@@ -124,6 +128,7 @@ class BinaryLinear(nn.Module):
         self.bias = nn.Parameter(torch.zeros(out_features))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_input_width(x, self.in_features)  # issue 10: the sparse kernel indexes weight rows by column
         sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
         if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
             idx, count = active_indices(x.to(torch.int8).contiguous().numpy())
@@ -300,6 +305,7 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
+        check_policy_input(obs, mask, NUM_CHANNELS)  # issue 10: shapes, dtypes, 0/1 values, a legal action per row
         logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
@@ -330,14 +336,25 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
         raise FileNotFoundError(f"checkpoint not found: {path}")
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # a truncated file, not a torch file, ...
-        raise ValueError(f"{path} is not a readable checkpoint: {e}") from None
+    except Exception as e:  # a truncated file, not a torch file, ... (one line of ours, issue 10)
+        raise ValueError(unreadable_checkpoint(path, e)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
     if data.get("version", 0) > VERSION:
         raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
     check_layout(data, path)
+    check_policy_checkpoint(data, build_policy, str(path))  # spec vs weight shapes, finite weights (issue 10)
     return data
+
+
+def unreadable_checkpoint(path, err: Exception) -> str:
+    """One line for a file torch cannot load as plain data (torch's own text runs to several
+    lines and suggests ``weights_only=False``, which must never be done with a file from elsewhere)."""
+    if isinstance(err, pickle.UnpicklingError) and "weights only" in str(err).lower():
+        why = "it holds Python objects besides tensors and plain data, which are never loaded"
+    else:
+        why = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+    return f"{path} is not a readable fzmj checkpoint: {why}"
 
 
 def layout_name(obs_version: str, planes: int, hf_version: str | None, hf_planes: int = HF_NUM_PLANES) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fzmj_env.validate import check_seed
+
 from .base import Agent, as_batch
 
 
@@ -15,15 +17,15 @@ class RandomAgent(Agent):
     """
 
     def __init__(self, seed: int = 0, name: str = "random"):
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.name = name
         self.reset()
 
     def reset(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(self.seed if seed is None else int(seed))
+        self._rng = np.random.default_rng(self.seed if seed is None else check_seed(seed))
 
     def act(self, obs, mask) -> np.ndarray:
-        _, mask = as_batch(obs, mask)
+        _, mask = as_batch(obs, mask, check_values=False)  # the observation's values are never read here
         legal = mask != 0
         if not legal.any(axis=1).all():
             raise ValueError("a row of the mask has no legal action")

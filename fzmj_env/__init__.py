@@ -14,6 +14,7 @@ from .game import Game, IllegalActionError, hand_result  # noqa: E402
 from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
 from .rules import available_rules, load_rules  # noqa: E402
 from .tiles import format_tiles, kind_index, kind_name, parse_tiles  # noqa: E402
+from .vector import VectorEnv  # noqa: E402  (the README's F.VectorEnv, issue 10)
 
 __all__ = [
     "parse_tiles",
@@ -39,5 +40,6 @@ __all__ = [
     "available_rules",
     "env",
     "raw_env",
+    "VectorEnv",
 ]
 __version__ = "0.1.0"

@@ -59,6 +59,7 @@ from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
 from .game import MAX_SEED, Game, IllegalActionError, hand_result
 from .rules import DEFAULT_RULES
 from .tiles import kind_glyph, kind_name
+from .validate import check_reward_scale
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 _RESET_OPTIONS = {"wall", "dealer", "streak"}
@@ -225,7 +226,7 @@ class raw_env(AECEnv, EzPickle):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.game = Game(rules, hands_per_game=hands_per_game)  # validates rules and hands_per_game
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward_scale(reward_scale)
         self.oracle = bool(oracle)
         self.record = bool(record)
         self.render_mode = render_mode

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -11,10 +10,11 @@ import numpy as np
 from .game import Game
 from .rules import DEFAULT_RULES, RulesError, available_rules
 from .tiles import kind_name
+from .validate import OneLineParser, check_hands_per_game, check_seed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fzmj-demo", description=__doc__)
+    parser = OneLineParser(prog="fzmj-demo", description=__doc__)
     parser.add_argument("--hands", type=int, default=8, help="hands to play (a match: dealer and streak carry over)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the walls, the first dealer and the random agents")
     parser.add_argument(
@@ -23,8 +23,11 @@ def main(argv: list[str] | None = None) -> int:
         help=f"rule preset ({', '.join(available_rules())}) or a preset YAML file (default {DEFAULT_RULES})",
     )
     args = parser.parse_args(argv)
-    if args.hands < 1:
-        parser.error("--hands must be >= 1")
+    try:  # usage errors: one line, exit 2, before any work
+        check_hands_per_game(args.hands)
+        check_seed(args.seed)
+    except ValueError as e:
+        parser.error(str(e).replace("hands_per_game", "--hands", 1).replace("seed", "--seed", 1))
 
     t0 = time.perf_counter()
     try:

@@ -16,6 +16,7 @@ from .core import state as S
 from .core.hand import get_win_table
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
+from .validate import check_hands_per_game, check_streak
 
 MAX_SEED = 2**64 - 1
 _KIND_NAMES = [kind_name(k) for k in range(42)]
@@ -97,8 +98,7 @@ class Game:
     """
 
     def __init__(self, rules: str | Rules = DEFAULT_RULES, hands_per_game: int = 1):
-        if not isinstance(hands_per_game, int) or hands_per_game < 1:
-            raise ValueError(f"hands_per_game must be a positive integer, got {hands_per_game!r}")
+        hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state (issue 10)
         self.rules = load_rules(rules)
         self.hands_per_game = hands_per_game
         self.win_table = get_win_table()
@@ -118,10 +118,11 @@ class Game:
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(2, np.uint32).view(np.uint64)[0])
         lo, hi = split_seed(seed)
-        if dealer is not None and (not isinstance(dealer, (int, np.integer)) or not 0 <= dealer <= 3):
+        if dealer is not None and (
+            isinstance(dealer, (bool, np.bool_)) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer <= 3
+        ):
             raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
-        if not isinstance(streak, (int, np.integer)) or streak < 0:
-            raise ValueError(f"streak must be a non-negative integer, got {streak!r}")
+        streak = check_streak(streak)  # int32 in the state; the hand value grows with it (R11.4)
         scripted = wall is not None
         if scripted:
             self.view.wall[:] = parse_wall(wall)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .game import Game, IllegalActionError
 from .rules import Rules, RulesError, load_rules, rules_digest, rules_from_data
+from .validate import MAX_HANDS_PER_GAME, MAX_SEED
 
 RECORD_FORMAT = "fzmj-record"
 RECORD_VERSION = 2  # v2 (issue 11): + rules_data, rules_digest; v1 records (name only) still replay
@@ -49,17 +50,45 @@ def save_record(record: dict, path: str | Path) -> None:
     Path(path).write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
+MAX_RECORD_BYTES = 64 << 20  # a 10,000-hand game is ~10 MB; refuse anything far beyond before parsing it
+
+
 def load_record(path: str | Path) -> dict:
-    """Read a record file; raises ``RecordError`` if it is not a record."""
+    """Read a record file; raises ``RecordError`` (one line) for anything that is not a record:
+    a missing file, a directory, unreadable or invalid UTF-8 / JSON, absurd nesting, wrong fields."""
+    p = Path(path)
     try:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
+        if p.is_dir():
+            raise RecordError(f"{path}: is a directory, expected a record file")
+        if p.stat().st_size > MAX_RECORD_BYTES:
+            raise RecordError(f"{path}: {p.stat().st_size:,} bytes, too large for a record (max {MAX_RECORD_BYTES:,})")
+        text = p.read_bytes().decode("utf-8")
+        record = json.loads(text)
+    except RecordError:
+        raise
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such record file") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read the record ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: not valid JSON ({exc})") from exc
-    _check_shape(record)
+        raise RecordError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise RecordError(f"{path}: JSON nested too deeply to be a record") from None
+    try:
+        _check_shape(record)
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
     return record
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _check_shape(record) -> None:
+    """Every field has the type and range a record's fields have (before any of it reaches the engine)."""
     if not isinstance(record, dict):
         raise RecordError("a record must be a JSON object")
     if record.get("format") != RECORD_FORMAT or record.get("version") not in (1, RECORD_VERSION):
@@ -67,11 +96,24 @@ def _check_shape(record) -> None:
     missing = (_KEYS if record["version"] == 1 else _KEYS_V2) - set(record)
     if missing:
         raise RecordError(f"record is missing keys: {', '.join(sorted(missing))}")
+    if not (_is_int(record["seed"]) and 0 <= record["seed"] <= MAX_SEED):
+        raise RecordError(f"seed must be an integer in 0..2**64-1, got {record['seed']!r}")
+    hpg = record["hands_per_game"]
+    if not (_is_int(hpg) and 1 <= hpg <= MAX_HANDS_PER_GAME):
+        raise RecordError(f"hands_per_game must be an integer in 1..{MAX_HANDS_PER_GAME}, got {hpg!r}")
     if not isinstance(record["hands"], list) or not record["hands"]:
         raise RecordError("record has no hands")
+    for i, h in enumerate(record["hands"]):
+        if not isinstance(h, dict):
+            raise RecordError(f"hand {i} must be an object, got {type(h).__name__}")
+    if not isinstance(record["decisions"], list):
+        raise RecordError(f"decisions must be a list of [seat, action], got {type(record['decisions']).__name__}")
     for i, d in enumerate(record["decisions"]):
-        if not (isinstance(d, list) and len(d) == 2 and all(isinstance(x, int) for x in d)):
+        if not (isinstance(d, list) and len(d) == 2 and all(_is_int(x) for x in d)):
             raise RecordError(f"decision {i} must be [seat, action], got {d!r}")
+    scores = record["scores"]
+    if not (isinstance(scores, list) and len(scores) == 4 and all(_is_int(x) for x in scores)):
+        raise RecordError(f"scores must be 4 integers, got {scores!r}")
 
 
 def record_rules(record: dict) -> Rules:
@@ -119,7 +161,7 @@ def replay(record: dict, rules: str | Rules | None = None) -> Game:
         game = Game(own, hands_per_game=int(record["hands_per_game"]))
         game.reset(seed=record["seed"], wall=first["wall"], dealer=first["dealer"], streak=first["streak"])
     except (ValueError, TypeError, KeyError) as exc:
-        raise RecordError(f"record cannot start: {exc}") from exc
+        raise RecordError(f"record cannot start: {exc}") from None
     for i, (seat, action) in enumerate(record["decisions"]):
         if game.done:
             raise RecordError(f"decision {i}: the game is already over, {len(record['decisions']) - i} decisions left")

@@ -28,6 +28,7 @@ from .core.intrinsics import borrow, prefetch
 from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
+from .validate import MAX_TABLES, check_hands_per_game, check_int, check_memory, check_reward_scale
 
 
 @njit(cache=True)
@@ -191,12 +192,10 @@ class VectorEnv:
         num_threads: int = 1,
         auto_reset: bool = True,
     ):
-        if not isinstance(num_tables, (int, np.integer)) or num_tables < 1:
-            raise ValueError(f"num_tables must be a positive integer, got {num_tables!r}")
-        if not isinstance(hands_per_game, (int, np.integer)) or hands_per_game < 1:
-            raise ValueError(f"hands_per_game must be a positive integer, got {hands_per_game!r}")
-        if not isinstance(num_threads, (int, np.integer)) or num_threads < 1:
-            raise ValueError(f"num_threads must be a positive integer, got {num_threads!r}")
+        num_tables = check_int("num_tables", num_tables, 1, MAX_TABLES)
+        hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state (issue 10)
+        reward_scale = check_reward_scale(reward_scale)
+        num_threads = check_int("num_threads", num_threads, 1)
         if num_threads > numba.config.NUMBA_NUM_THREADS:
             raise ValueError(f"num_threads={num_threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba can use here")
         split_seed(seed)  # validates
@@ -212,6 +211,15 @@ class VectorEnv:
         self.num_actions = NUM_ACTIONS
         self.obs_shape = (NUM_CHANNELS, 27)
         self._wt = get_win_table()
+        per_table = S.STATE_DTYPE.itemsize + (NUM_CHANNELS + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
+        check_memory(f"num_tables={B}", B * per_table)  # before numpy's lazy zeros meet the OOM killer
+        try:
+            self._allocate(B, oracle)
+        except MemoryError:
+            raise ValueError(f"num_tables={B}: not enough memory for the tables ({B * per_table / 1e9:.1f} GB)") from None
+        self._ready = False
+
+    def _allocate(self, B: int, oracle: bool) -> None:
         self.buf = S.new_state(B)
         for t in range(B):
             E.set_rules(self.buf, t, self.rules.params)
@@ -244,7 +252,7 @@ class VectorEnv:
             seeds = np.asarray(seeds)
             if seeds.shape != (self.num_tables,):
                 raise ValueError(f"seeds must have shape ({self.num_tables},), got {seeds.shape}")
-            if not np.issubdtype(seeds.dtype, np.integer) or (seeds.dtype.kind == "i" and (seeds < 0).any()):
+            if seeds.dtype.kind not in "iu" or (seeds.dtype.kind == "i" and (seeds < 0).any()):
                 raise ValueError("seeds must be non-negative integers")
             first = seeds.astype(np.uint64)
         _reset_all(self.buf, self._wt, np.uint64(self.seed), first, seeds is not None, self._games, self.hands_per_game,

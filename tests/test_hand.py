@@ -712,15 +712,16 @@ def test_validation_array_shape_and_dtype():
     assert is_win([2] + [0] * 26, 5)  # a list works too
 
 
-def test_validation_batch_shapes_only():
+def test_validation_batch_shapes_and_rows():
     with pytest.raises(ValueError, match="\\(B, 27\\)"):
         is_win_batch(np.zeros((3, 26), np.int8), np.zeros(3, np.int64))
     with pytest.raises(ValueError, match="gold"):
         is_win_batch(np.zeros((3, 27), np.int8), np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="integer"):
         is_win_batch(np.zeros((3, 27)), np.zeros(3, np.int64))
-    # no per-hand validation: a 3n hand simply gives an answer
-    assert is_win_batch(np.zeros((1, 27), np.int8), np.zeros(1, np.int64)).shape == (1,)
+    # every row is checked (issue 10): a 3n hand is refused, not answered
+    with pytest.raises(ValueError, match="3n\\+2"):
+        is_win_batch(np.zeros((1, 27), np.int8), np.zeros(1, np.int64))
 
 
 def test_r11_3_golden_dragon_with_a_robbed_fourth_gold():

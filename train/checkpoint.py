@@ -20,12 +20,20 @@ It is written to a temporary file and renamed, so an interrupted save never leav
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from agents.policy import FORMAT, VERSION, ActorCritic, load_checkpoint, load_policy  # noqa: F401 (re-exported)
+from agents.policy import (  # noqa: F401 (re-exported)
+    FORMAT,
+    VERSION,
+    ActorCritic,
+    load_checkpoint,
+    load_policy,
+    unreadable_checkpoint,
+)
 from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
 
@@ -77,7 +85,23 @@ def save_checkpoint(
         "rng": rng or {},
         **extra,
     }
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(data, tmp)
-    os.replace(tmp, path)
+    bad = [k for k, v in data["model"].items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    if bad:  # never replace a good checkpoint by a poisoned one (issue 10)
+        raise ValueError(f"refusing to save {path}: non-finite weights in {', '.join(bad[:3])}")
+    # a unique temporary name: two writers never share it (issue 10); removed if the write fails
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(data, f)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,14 +30,18 @@ import torch.nn as nn
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.rules import load_rules
+from fzmj_env.validate import OneLineParser
 from fzmj_env.vector import VectorEnv, results_of
 
 from .bc import warm_start
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
 from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
+from .guards import GracefulStop, NonFiniteError, check_finite_loss, check_finite_weights, network_changes
 from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
 from .opponents import LEARNER, OpponentPool
+from .run_dir import RunDirError, open_run_dir, resume_run_dir
 from .selfplay_buffer import SelfPlayBuffer
+from .validate_config import hardening_problems
 
 
 @dataclass
@@ -47,6 +53,8 @@ class Args:
     """name of the run directory under runs_dir (empty: derived from exp_name, seed and the time)"""
     runs_dir: str = "runs"
     """where run directories (TensorBoard events, checkpoints) are written"""
+    overwrite: bool = False
+    """a fresh run into a run folder that already holds a run replaces it (false: refused; see --overwrite)"""
     seed: int = 1
     """seed of torch, numpy and the tables' game seeds"""
     torch_deterministic: bool = True
@@ -218,6 +226,7 @@ class Args:
         if self.bc_checkpoint and not Path(self.bc_checkpoint).is_file():
             raise ConfigError(f"bc_checkpoint: no such checkpoint {self.bc_checkpoint!r}")
         check(not (self.bc_decisions > 0 and self.oracle_critic), "bc_decisions", "behaviour cloning does not support oracle_critic")
+        self._check_hardening()
         try:
             load_rules(self.rules)
         except ValueError as e:
@@ -225,6 +234,12 @@ class Args:
         for i, path in enumerate(self.pool_paths):
             if not Path(path).is_file():
                 raise ConfigError(f"pool_paths[{i}]: no such checkpoint {path!r}")
+
+    def _check_hardening(self) -> None:
+        """Issue 10: finite numbers, values that fit the engine's int32 state, plain run names."""
+        problems = hardening_problems(self)
+        if problems:
+            raise ConfigError(problems[0])
 
     @property
     def batch_size(self) -> int:
@@ -273,8 +288,14 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise SystemExit("--device cuda: no CUDA device is available (torch.cuda.is_available() is False)")
-    return torch.device(name)
+        raise ConfigError(f"device: {name} asked for, but no CUDA device is available (torch.cuda.is_available() is False)")
+    try:
+        dev = torch.device(name)
+        if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ConfigError(f"device: {name} asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)")
+    except RuntimeError as e:
+        raise ConfigError(f"device: {name!r} is not a device ({e})") from None
+    return dev
 
 
 def make_optimizer(agent: nn.Module, lr: float) -> torch.optim.Optimizer:
@@ -302,7 +323,7 @@ def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dic
 def parse_args(argv=None) -> tuple[Args, dict | None]:
     docs = field_docs(Args)
     keys = "\n".join(f"  {f.name} ({f.type}): {docs.get(f.name, '')}" for f in dataclasses.fields(Args))
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(  # usage errors: one line, exit 2 (issue 10)
         prog="fzmj-train",
         description="PPO self-play for Fuzhou Mahjong (one policy, four seats).",
         epilog=f"config keys (YAML file or --set key=value):\n{keys}",
@@ -319,36 +340,109 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
     )
     parser.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
     parser.add_argument("--device", help="shortcut for --set device=...")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run already in the run folder (default: a fresh run into a folder holding a run is refused)",
+    )
     ns = parser.parse_args(argv)
     overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
+    overrides += ["overwrite=true"] if ns.overwrite else []
     try:
         if ns.resume:
             ckpt = load_checkpoint(ns.resume)
             if ns.config:
                 args = load_config(Args, ns.config, overrides)
             else:  # the run's own config, then the overrides
+                if not isinstance(ckpt.get("config"), dict):
+                    raise ConfigError(f"{ns.resume}: the checkpoint holds no training config; pass --config")
                 base = from_dict(Args, ckpt["config"], where=f"{ns.resume} config")
                 data = dict(parse_override(o) for o in overrides)
                 args = from_dict(Args, data, base=base, where="--set")
-            return args, ckpt
-        return load_config(Args, ns.config, overrides), None
+            resume_in_place(args, ckpt, ns.resume, [parse_override(o)[0] for o in overrides])
+        else:
+            args, ckpt = load_config(Args, ns.config, overrides), None
+        check_before_start(args)
+        return args, ckpt
     except ConfigError as e:
         parser.error(str(e))
     except (FileNotFoundError, ValueError) as e:
         parser.error(str(e))
 
 
+def resume_in_place(args: Args, ckpt: dict, ckpt_path: str, overridden: list[str]) -> None:
+    """On ``--resume`` (issue 10): the network cannot change, and the run continues in the
+    checkpoint's own run folder (never where the checkpoint file's config says)."""
+    changes = network_changes(ckpt.get("policy_spec", {}), args)
+    if changes:
+        raise ConfigError(
+            f"--resume keeps the checkpoint's network; cannot change {changes[0]} (start a new run for another network)"
+        )
+    run_dir = resume_run_dir(ckpt_path)
+    asked = Path(args.runs_dir) / args.run_name if {"runs_dir", "run_name"} & set(overridden) else None
+    if asked is not None and asked.resolve() != run_dir:
+        raise ConfigError(
+            f"--resume continues in the checkpoint's own run folder {run_dir}, not {asked}; "
+            "copy the run folder first to continue it elsewhere"
+        )
+    args.runs_dir, args.run_name = str(run_dir.parent), run_dir.name
+
+
+def check_before_start(args: Args) -> None:
+    """What can be checked before anything is compiled or allocated: the device and the pool's checkpoints."""
+    pick_device(args.device)
+    for i, path in enumerate(args.pool_paths):
+        try:
+            load_checkpoint(path)
+        except (FileNotFoundError, ValueError) as e:
+            raise ConfigError(f"pool_paths[{i}]: {e}") from None
+
+
+def _fail(message: str, code: int) -> int:
+    """One line on stderr, the exit code (README, "Errors": 2 usage/input, 1 the run failed)."""
+    print(f"fzmj-train: error: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+class CheckpointWriteError(RuntimeError):
+    """A checkpoint could not be written (a full disk, a folder gone): the run stops."""
+
+
 def main(argv=None) -> int:
     args, resume = parse_args(argv)
-
-    # ---- setup ------------------------------------------------------------------------------------
-    if resume is not None and not args.run_name:
-        args.run_name = resume["config"].get("run_name", "")
     if not args.run_name:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
     run_dir = Path(args.runs_dir) / args.run_name
+    # before anything is compiled or allocated: a folder we cannot write, or that holds another
+    # run (or is in use by one), stops here (issue 10)
+    try:
+        lock = open_run_dir(run_dir, resume=resume is not None, overwrite=args.overwrite)
+    except RunDirError as e:
+        return _fail(str(e), 2)
+    latest = run_dir / "checkpoints" / "latest.pt"
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        return train(args, resume, run_dir)
+    except NonFiniteError as e:
+        kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
+        return _fail(f"{e}; the run stopped, {kept} (lower learning_rate or check the config)", 1)
+    except CheckpointWriteError as e:
+        return _fail(f"{e}; the run stopped", 1)
+    except MemoryError:
+        return _fail("out of memory: lower num_tables, num_steps or the network size", 1)
+    except KeyboardInterrupt:
+        kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
+        print(f"fzmj-train: interrupted; {kept}", file=sys.stderr, flush=True)
+        return 130
+    finally:
+        lock.release()
+        if sigint is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, sigint)
+
+
+def train(args: Args, resume: dict | None, run_dir: Path) -> int:
+    """The run itself, in ``run_dir`` (created, locked and checked writable by :func:`main`)."""
     ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
 
     from torch.utils.tensorboard import SummaryWriter
 
@@ -449,14 +543,20 @@ def main(argv=None) -> int:
             rng=rng_state(np_rng),
             **extra,
         )
-        save_checkpoint(ckpt_dir / f"update_{update:06d}.pt", **state)
-        return save_checkpoint(ckpt_dir / "latest.pt", **state)
+        check_finite_weights(agent, update)  # never save a poisoned checkpoint over a good one
+        try:
+            save_checkpoint(ckpt_dir / f"update_{update:06d}.pt", **state)
+            return save_checkpoint(ckpt_dir / "latest.pt", **state)
+        except (OSError, RuntimeError) as e:  # a full disk: torch raises RuntimeError, the OS OSError
+            raise CheckpointWriteError(f"cannot write a checkpoint to {ckpt_dir}: {str(e).splitlines()[0]}") from None
 
     obs, mask, seat = env.reset()
     oracle = env.oracle_planes if args.oracle_critic else None  # reset() returns no oracle; step() puts it in info
     if pool is not None:
         pool.assign(all_tables)
     start_time, start_step = time.time(), global_step
+    stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit (issue 10)
+    latest = None
 
     for update in range(start_update, args.num_updates + 1):
         if args.anneal_lr:
@@ -474,7 +574,10 @@ def main(argv=None) -> int:
 
         # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
         t_rollout, cpu_start = time.perf_counter(), time.process_time()
+        step_before_rollout = global_step
         for _step in range(T):
+            if stop.requested:
+                break
             global_step += B
             ctrl = controller[all_tables, seat]
             rows = all_tables if pool is None else np.flatnonzero(ctrl == LEARNER)
@@ -496,6 +599,11 @@ def main(argv=None) -> int:
                 stats.record(info, controller)  # before the ended games' seats are redrawn
             if pool is not None and done.any():
                 pool.assign(np.flatnonzero(done))
+
+        if stop.requested:  # mid-rollout: the weights are still those of the last update
+            global_step = step_before_rollout
+            latest = save(update - 1)
+            break
 
         # ---- advantages along each (table, seat)'s own decisions -------------------------------
         t_update = time.perf_counter()
@@ -546,6 +654,7 @@ def main(argv=None) -> int:
 
                 entropy_loss = entropy.mean()
                 loss = pg_loss - args.ent_coef * entropy_loss + v_loss * args.vf_coef
+                check_finite_loss(loss, update, {"policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy_loss})
 
                 # teacher term (kickstarting): KL(frozen BC policy || learner), or CE to the teacher's action
                 if teacher_coef > 0:
@@ -565,6 +674,7 @@ def main(argv=None) -> int:
 
             if args.target_kl is not None and approx_kl > args.target_kl:
                 break
+        check_finite_weights(agent, update)  # the run stops here, before any save (issue 10)
 
         y_pred = b_values[idx_all].cpu().numpy() if n_train else np.zeros(1)
         y_true = returns[idx_all].cpu().numpy() if n_train else np.zeros(1)
@@ -596,8 +706,8 @@ def main(argv=None) -> int:
 
         # ---- checkpoint and evaluation ------------------------------------------------------------
         last = update == args.num_updates
-        do_eval = args.eval_every > 0 and (update % args.eval_every == 0 or last)
-        if do_eval or last or update % args.save_every == 0:
+        do_eval = args.eval_every > 0 and (update % args.eval_every == 0 or last) and not stop.requested
+        if do_eval or last or update % args.save_every == 0 or stop.requested:
             latest = save(update)
         if do_eval:
             for opponent in ("random", "heuristic"):
@@ -619,8 +729,14 @@ def main(argv=None) -> int:
                 ci = res.get("ci95") or [float("nan")] * 2
                 line += f" | vs {opponent} {res['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]"
             print(line, flush=True)
+        if stop.requested:
+            break
 
     writer.close()
+    stop.restore()
+    if stop.requested:
+        print(f"stopped: {global_step:,} steps; checkpoint {latest} (continue with --resume {latest})", flush=True)
+        return 130
     print(f"done: {global_step:,} steps; checkpoint {ckpt_dir / 'latest.pt'}", flush=True)
     return 0
 

@@ -37,6 +37,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from fzmj_env.tiles import kind_index, kind_name
+from fzmj_env.validate import bad_hand_row, check_win_batch
 
 __all__ = [
     "NUM_KEYS",
@@ -654,21 +655,66 @@ def _key9_loop(flat, b):
 _key9 = _key9_word if sys.byteorder == "little" else _key9_loop
 
 
+# Row checks of is_win_batch, inside its own pass (issue 10: a separate numpy pass over the
+# batch cost ~10% of the throughput). A byte v is 0..4 iff no bit of 0xF8 is set in v or in
+# v + 3 (for v <= 7 the +3 cannot carry into the next byte; any v >= 8, or a negative int8, has
+# a 0xF8 bit already). The byte sum of a word of eight 0..4 counts is (w * 0x0101..01) >> 56.
+_C3 = np.uint64(0x0303030303030303)
+_CF8 = np.uint64(0xF8F8F8F8F8F8F8F8)
+_ONES = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, inline="always")
+def _row_ok_word(flat, b):
+    """Whether ``flat[b : b + 27]`` are counts 0..4 summing to 3n+2 (little-endian hosts)."""
+    w0 = _load_u64_unaligned(flat, b)
+    w1 = _load_u64_unaligned(flat, b + 9)
+    w2 = _load_u64_unaligned(flat, b + 18)
+    # the 9th count of each suit, packed into one word's three low bytes
+    last = (np.uint64(np.uint8(flat[b + 8])) | (np.uint64(np.uint8(flat[b + 17])) << np.uint64(8))
+            | (np.uint64(np.uint8(flat[b + 26])) << np.uint64(16)))
+    bad = (w0 | w1 | w2 | last | (w0 + _C3) | (w1 + _C3) | (w2 + _C3) | (last + _C3)) & _CF8
+    n = ((w0 + w1 + w2 + last) * _ONES) >> np.uint64(56)  # each byte of the sum <= 16, the total <= 108: no carries
+    return bad == 0 and n % np.uint64(3) == np.uint64(2)
+
+
+@njit(cache=True, inline="always")
+def _row_ok_loop(flat, b):
+    """Whether ``flat[b : b + 27]`` are counts 0..4 summing to 3n+2 (any host)."""
+    n = 0
+    for i in range(NUM_SUIT_KINDS):
+        v = flat[b + i]
+        if v < 0 or v > 4:
+            return False
+        n += v
+    return n % 3 == 2
+
+
+_row_ok = _row_ok_word if sys.byteorder == "little" else _row_ok_loop
+
+
 @njit(cache=True, boundscheck=False)
 def is_win_batch_kernel(win_table, counts_2d, gold, out):
     """``out[r] = is_win(counts_2d[r], gold[r])`` for a C-contiguous (B, 27) int8 batch.
 
-    No validation: rows are taken as 3n+2 hands with counts 0..4 and gold kinds 0..26.
+    Each row is checked as it is read (counts 0..4, 3n+2 tiles, gold kind 0..26): returns -1
+    when every row was valid, else the first invalid row (``out`` is then filled only before
+    it), for the caller to raise.
     """
     nb = counts_2d.shape[0]
     flat = counts_2d.reshape(nb * NUM_SUIT_KINDS)
     for r in range(nb):
         b = r * NUM_SUIT_KINDS
         g = gold[r]
+        # unsigned: one compare refuses negative golds too, and lets LLVM drop the
+        # negative-index wraparound of the gold's lookups below
+        if np.uint64(g) >= NUM_SUIT_KINDS or not _row_ok(flat, b):
+            return r
         ng = np.int64(flat[b + g])
-        k0 = _key9(flat, b) - ng * _GOLD_MULT[g, 0]
-        k1 = _key9(flat, b + 9) - ng * _GOLD_MULT[g, 1]
-        k2 = _key9(flat, b + 18) - ng * _GOLD_MULT[g, 2]
+        # unsigned keys: no negative-index wraparound on the six table reads (pays for the checks)
+        k0 = np.uint64(_key9(flat, b) - ng * _GOLD_MULT[g, 0])
+        k1 = np.uint64(_key9(flat, b + 9) - ng * _GOLD_MULT[g, 1])
+        k2 = np.uint64(_key9(flat, b + 18) - ng * _GOLD_MULT[g, 2])
         a0 = np.int64(win_table[k0, 0])
         b0 = np.int64(win_table[k0, 1])
         a1 = np.int64(win_table[k1, 0])
@@ -678,6 +724,7 @@ def is_win_batch_kernel(win_table, counts_2d, gold, out):
         # golds needed = melds-only of all three suits + the cheapest suit to hold the pair
         need = a0 + a1 + a2 + min(b0 - a0, b1 - a1, b2 - a2)
         out[r] = need <= ng
+    return -1
 
 
 # =====================================================================================
@@ -764,23 +811,21 @@ def waits(hand, gold) -> list[str]:
 
 
 def is_win_batch(counts, gold) -> np.ndarray:
-    """Vectorised :func:`is_win` over ``counts`` (B, 27) and ``gold`` (B,); no per-hand checks.
+    """Vectorised :func:`is_win` over ``counts`` (B, 27) and ``gold`` (B,).
 
-    ``counts`` should be int8 (other integer dtypes are converted); rows are taken as valid
-    3n+2 hands with counts 0..4 and gold kinds 0..26 (garbage in, garbage out).
+    ``counts`` should be int8 (other integer dtypes are converted). Every row must be a valid
+    hand: counts 0..4, 3n+2 tiles, a gold kind 0..26; otherwise ``ValueError`` names the first
+    bad row (checked inside the kernel's pass, so valid batches pay almost nothing).
     """
     counts = np.asarray(counts)
     gold = np.asarray(gold)
-    if counts.ndim != 2 or counts.shape[1] != NUM_SUIT_KINDS:
-        raise ValueError(f"counts must have shape (B, 27), got {counts.shape}")
-    if gold.ndim != 1 or gold.shape[0] != counts.shape[0]:
-        raise ValueError(f"gold must have shape ({counts.shape[0]},), got {gold.shape}")
-    if counts.dtype.kind not in "iu" or gold.dtype.kind not in "iu":
-        raise ValueError(f"counts and gold must be integer arrays, got {counts.dtype} and {gold.dtype}")
-    counts = np.ascontiguousarray(counts, dtype=np.int8)
-    gold = np.ascontiguousarray(gold, dtype=np.int64)
-    out = np.empty(counts.shape[0], dtype=np.bool_)
-    is_win_batch_kernel(get_win_table(), counts, gold, out)
+    check_win_batch(counts, gold)
+    c8 = np.ascontiguousarray(counts, dtype=np.int8)  # uint8 counts >= 128 turn negative: refused below
+    g64 = np.ascontiguousarray(gold, dtype=np.int64)  # a uint64 gold >= 2**63 turns negative: refused below
+    out = np.empty(c8.shape[0], dtype=np.bool_)
+    bad = is_win_batch_kernel(get_win_table(), c8, g64, out)
+    if bad >= 0:
+        raise ValueError(bad_hand_row(int(bad), counts[bad], int(gold[bad])))
     return out
 
 
