@@ -25,7 +25,7 @@ must decide again at every table.
   learner's first decision of the game is paid with the episode's first step.
 * **Masks**: ``action_masks()`` (bool, what sb3-contrib's ``MaskablePPO`` calls) and
   ``info["action_mask"]`` (int8); ``mask_in_obs=True`` makes the observation a
-  ``Dict(observation, action_mask)`` like PettingZoo's classic envs.
+  ``Dict(observation, action_mask int8)`` like PettingZoo's classic envs.
 * **Observation**: the v1 planes (``docs/observation.md``) of the learner's seat, ``(97, 27)``
   ``int8`` by default; ``obs_dtype="float32"`` and ``flatten=True`` (``(2619,)``) for
   libraries whose networks want them. The observation returned with ``terminated=True`` is
@@ -69,7 +69,7 @@ def _obs_space(obs_dtype: str, flatten: bool, mask_in_obs: bool) -> spaces.Space
     box = spaces.Box(low=0, high=1, shape=shape, dtype=dt)
     if not mask_in_obs:
         return box
-    return spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=dt)})
+    return spaces.Dict({"observation": box, "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), dtype=np.int8)})
 
 
 class _Opponents:
@@ -232,7 +232,7 @@ class _Shaper:
         o = o.astype(self.dt)  # always a copy: the VectorEnv's buffers are overwritten by its next call
         if not self.mask_in_obs:
             return o
-        return {"observation": o, "action_mask": mask.astype(self.dt)}
+        return {"observation": o, "action_mask": mask.copy()}
 
 
 class SingleSeatEnv(gymnasium.Env):
