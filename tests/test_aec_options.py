@@ -52,7 +52,7 @@ def test_float32_flat_observation_equals_int8(flatten):
     a = list(_play(fzmj_env.env(), 5))
     b = list(_play(fzmj_env.env(obs_dtype="float32", flatten=flatten), 5))
     assert len(a) == len(b)
-    for (ag1, o1, _), (ag2, o2, _) in zip(a, b):
+    for (ag1, o1, _), (ag2, o2, _) in zip(a, b, strict=True):
         assert ag1 == ag2
         assert o2["observation"].dtype == np.float32 and o2["action_mask"].dtype == np.int8
         want = o1["observation"].reshape(-1) if flatten else o1["observation"]
@@ -66,7 +66,7 @@ def test_numeric_info_fixed_keys_and_same_result():
     assert len(full) == len(num)
     keys = set(num[0])
     seen = 0
-    for f, n in zip(full, num):
+    for f, n in zip(full, num, strict=True):
         assert set(n) == keys  # the same keys at every step
         for k, v in n.items():  # numbers and fixed-shape arrays only
             assert isinstance(v, (int, np.ndarray)), (k, v)

@@ -33,7 +33,13 @@ must decide again at every table.
   games never truncate, so nothing bootstraps from it.
 * **Info** values are numbers and fixed-shape arrays only (replay buffers can store them):
   ``action_mask``, ``seat`` (the learner's seat), ``skipped_games``, ``skipped_score``; with
-  ``terminated``: ``final_score`` (the learner's score in the game, unscaled).
+  ``terminated``: ``final_score`` (the learner's score in the game, unscaled); ``SingleSeatEnv``
+  adds ``illegal_action`` (0/1).
+* **Illegal actions**: ``SingleSeatEnv`` does what ``fzmj_env.env()`` does (and what checkers
+  that step random actions need): the episode ends with ``illegal_reward`` (default -1) and
+  ``info["illegal_action"] = 1``, and the next ``reset`` deals a fresh game;
+  ``illegal_action="raise"`` raises ``ValueError`` instead. ``SingleSeatVectorEnv`` always
+  raises ``ValueError`` naming the table (use the masks).
 
 ``SingleSeatVectorEnv`` uses Gymnasium's *same-step* autoreset (``metadata["autoreset_mode"]``):
 a table whose game ends returns the first observation of its next game at once; the ended
@@ -244,6 +250,7 @@ class SingleSeatEnv(gymnasium.Env):
         rules, hands_per_game, reward_scale: as :class:`fzmj_env.VectorEnv`.
         obs_dtype: ``"int8"`` (default) or ``"float32"``. flatten: ``(2619,)`` instead of ``(97, 27)``.
         mask_in_obs: observation ``Dict(observation, action_mask)`` instead of the planes alone.
+        illegal_action: ``"terminate"`` (default: end the episode with ``illegal_reward``) or ``"raise"``.
     """
 
     metadata = {"render_modes": [], "name": "fzmj_single_seat_v0"}
@@ -258,8 +265,14 @@ class SingleSeatEnv(gymnasium.Env):
         obs_dtype: str = "int8",
         flatten: bool = False,
         mask_in_obs: bool = False,
+        illegal_action: str = "terminate",
+        illegal_reward: float = -1.0,
     ):
         _check_options(obs_dtype, flatten, mask_in_obs)
+        if illegal_action not in ("terminate", "raise"):
+            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
         self._driver = _SeatDriver(1, opponents, seat, rules, hands_per_game, reward_scale)
         self._shape = _Shaper(obs_dtype, flatten, mask_in_obs)
         self.observation_space = _obs_space(obs_dtype, flatten, mask_in_obs)
@@ -279,6 +292,7 @@ class SingleSeatEnv(gymnasium.Env):
             "seat": int(d.ls[0]),
             "skipped_games": int(d.skipped[0]),
             "skipped_score": float(d.skipped_score[0]),
+            "illegal_action": 0,
         }
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -297,6 +311,12 @@ class SingleSeatEnv(gymnasium.Env):
         if self._state != "running":
             raise RuntimeError("call reset() before step() (the episode has ended or not started)")
         d = self._driver
+        legal = isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS and d.mask[0, action]
+        if not legal and self.illegal_action == "terminate" and self.action_space.contains(action):
+            self._state = "new"  # the unfinished game is dropped; reset() deals a fresh one
+            info = self._info()
+            info.update(action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), illegal_action=1, final_score=0.0)
+            return _zeros_like(self.observation_space), self.illegal_reward, True, False, info
         d.step(np.array([action], dtype=np.int64))
         reward = float(d.reward[0])
         if d.terminated[0]:
@@ -311,7 +331,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now, as bools (sb3-contrib ``MaskablePPO``)."""
-        if self._state == "ended":
+        if self._state != "running":
             return np.zeros(NUM_ACTIONS, dtype=bool)
         return self._driver.mask[0] != 0
 
