@@ -146,7 +146,15 @@ def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards,
 @njit(cache=True)
 def _step_list(tables, buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
                mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
-    """Step only the tables listed in ``tables`` (``actions[i]`` for ``tables[i]``) and observe them."""
+    """Step only the tables listed in ``tables`` (``actions[i]`` for ``tables[i]``) and observe them;
+    the per-step outputs of the other tables are zeroed."""
+    for t in range(buf.shape[0]):
+        done[t] = False
+        hand_over[t] = False
+        pending_out[t] = 0.0
+        for s in range(4):
+            rewards[t, s] = 0.0
+            final[t, s] = 0.0
     for i in range(tables.shape[0]):
         t = tables[i]
         _step_one(buf, wt, t, actions[i], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
@@ -156,7 +164,17 @@ def _step_list(tables, buf, wt, actions, base_seed, games, hpg, scale, rewards, 
 
 @njit(cache=True)
 def _find_illegal_at(tables, actions, mask, seat):
-    """As :func:`_find_illegal` for ``actions[i]`` at table ``tables[i]``: (first position, count)."""
+    """As :func:`_find_illegal` for ``actions[i]`` at table ``tables[i]``: (first position, count);
+    count -1: ``tables[first]`` is out of range, -2: it repeats an earlier table."""
+    B = mask.shape[0]
+    seen = np.zeros(B, dtype=np.bool_)
+    for i in range(tables.shape[0]):
+        t = tables[i]
+        if t < 0 or t >= B:
+            return i, -1
+        if seen[t]:
+            return i, -2
+        seen[t] = True
     first = -1
     n = 0
     for i in range(tables.shape[0]):
@@ -337,17 +355,17 @@ class VectorEnv:
             raise RuntimeError("call reset() before step_tables()")
         tables = np.asarray(tables)
         actions = np.asarray(actions)
-        if tables.ndim != 1 or not np.issubdtype(tables.dtype, np.integer):
+        if tables.ndim != 1 or tables.dtype.kind not in "iu":
             raise ValueError(f"tables must be a 1-D integer array, got shape {tables.shape} dtype {tables.dtype}")
-        if actions.shape != tables.shape or not np.issubdtype(actions.dtype, np.integer):
+        if actions.shape != tables.shape or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers of shape {tables.shape}, got {actions.shape} {actions.dtype}")
         tables = tables.astype(np.int64, copy=False)
-        if tables.size and (tables.min() < 0 or tables.max() >= self.num_tables):
-            raise ValueError(f"tables must be in 0..{self.num_tables - 1}")
-        if np.unique(tables).size != tables.size:
-            raise ValueError("tables must be distinct")
         actions = actions.astype(np.int64, copy=False)
         first, n_illegal = _find_illegal_at(tables, actions, self._mask, self._seat)
+        if n_illegal == -1:
+            raise ValueError(f"tables must be in 0..{self.num_tables - 1}, got {int(tables[first])}")
+        if n_illegal == -2:
+            raise ValueError(f"tables must be distinct, table {int(tables[first])} appears twice")
         if n_illegal:
             t = int(tables[first])
             a = int(actions[first])
@@ -357,8 +375,6 @@ class VectorEnv:
                 f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int(n_illegal)} illegal in this batch)"
             )
         acted = self._seat.copy()
-        for a in (self._rewards, self._final, self._done, self._hand_over, self._pending_out):
-            a.fill(0)
         _step_list(tables, self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
                    np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending,
                    self._final, self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out,

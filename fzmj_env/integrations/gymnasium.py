@@ -134,6 +134,7 @@ class _SeatDriver:
         self.venv = VectorEnv(self.B, seed=0, **self.kwargs)
         self.tables = np.arange(self.B)
         self._rng = np.random.default_rng()
+        self.opponent_decisions = 0  # counted for benchmarks
 
     # ---- bookkeeping per table ------------------------------------------------------------------
     def _seat_of(self, tables: np.ndarray) -> np.ndarray:
@@ -213,6 +214,7 @@ class _SeatDriver:
                 break
             rel = (self.seat[idx] - self.ls[idx]) % 4
             acts = self.opponents.act(self.obs[idx], self.mask[idx], rel)
+            self.opponent_decisions += idx.size
             self.obs, self.mask, self.seat, rew, done, info = self.venv.step_tables(idx, acts)
             self._credit(idx, rew, done, info)
 
@@ -375,11 +377,12 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._ones = np.ones(self.num_envs, dtype=bool)
         self._ready = False
 
     def _info(self) -> dict:
         d = self._driver
-        ones = np.ones(self.num_envs, dtype=bool)
+        ones = self._ones
         return {
             "action_mask": d.mask.copy(),
             "seat": d.ls.copy(),
