@@ -5,7 +5,8 @@ The learner samples a random legal action with numpy (as a policy would, outside
 each learner step includes the opponents' decisions until the learner's next one (about
 three heuristic decisions, batched per round). In the same run, as a baseline: plain
 ``VectorEnv`` self-play of four heuristics at the same number of tables (decisions/s), and
-the one-table ``SingleSeatEnv`` (Gymnasium ``Env``) steps/s.
+the one-table ``SingleSeatEnv`` (Gymnasium ``Env``) steps/s. Per CPU second too: on a shared
+machine the wall figure drops while the CPU figure tells what a dedicated core does.
 
     python benchmarks/bench_single_seat.py [--json] [--tables 64] [--steps N] [--runs R]
 """
@@ -35,20 +36,23 @@ def single_seat_vector(tables: int, steps: int, runs: int, obs_dtype: str = "int
     rng = np.random.default_rng(0)
     for _ in range(5):  # warm-up (loads or compiles the kernels)
         env.step(sample(rng, env.action_masks()))
-    rates, opp, eps = [], [], []
+    rates, cpu_rates, opp, eps = [], [], [], []
     for _ in range(runs):
         d0 = env._driver.opponent_decisions
         n_eps = 0
         t0 = time.perf_counter()
+        c0 = time.process_time()
         for _ in range(steps):
             _, _, term, _, _ = env.step(sample(rng, env.action_masks()))
             n_eps += int(term.sum())
         dt = time.perf_counter() - t0
+        cpu_rates.append(steps * tables / (time.process_time() - c0))
         rates.append(steps * tables / dt)
         opp.append((env._driver.opponent_decisions - d0) / (steps * tables))
         eps.append(n_eps / dt)
     return {
         "learner_steps_per_s": statistics.median(rates),
+        "learner_steps_per_cpu_s": statistics.median(cpu_rates),
         "opponent_decisions_per_learner_step": statistics.median(opp),
         "episodes_per_s": statistics.median(eps),
     }
@@ -104,6 +108,7 @@ def main() -> None:
         "tables": args.tables,
         "runs": args.runs,
         "single_seat_vector_learner_steps_per_s": v["learner_steps_per_s"],
+        "single_seat_vector_learner_steps_per_cpu_s": v["learner_steps_per_cpu_s"],
         "single_seat_vector_float32_learner_steps_per_s": f["learner_steps_per_s"],
         "opponent_decisions_per_learner_step": v["opponent_decisions_per_learner_step"],
         "episodes_per_s": v["episodes_per_s"],

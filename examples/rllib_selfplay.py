@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     algo = config.build_algo()
     for slot in league:  # start the league from main's initial weights
         snapshot_main(algo, slot)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     print(f"Ray and PPO ready in {t1 - t0:.1f} s")
     steps = 0
     for it in range(1, args.iterations + 1):
@@ -97,7 +97,9 @@ def main(argv=None) -> int:
             msg += f", main -> {slot}"
         print(msg, flush=True)
     t2 = time.perf_counter()
-    print(f"trained {steps:,} env steps in {t2 - t1:.1f} s ({steps / (t2 - t1):,.0f} env steps/s incl. updates)")
+    cpu = time.process_time() - c1  # the driver process: it samples and learns when num_env_runners=0
+    print(f"trained {steps:,} env steps in {t2 - t1:.1f} s ({steps / (t2 - t1):,.0f} env steps/s incl. updates; "
+          f"driver {cpu:.1f} CPU s, {steps / cpu:,.0f} steps per CPU s)")
 
     agent = RLlibAgent(algo.get_module("main"), name="rllib_main")
     res = evaluate([agent, args.eval_opponent], hands=args.eval_hands, seed=args.seed, progress=False)

@@ -32,13 +32,15 @@ def main(argv=None) -> int:
     from fzmj_env.integrations.sb3 import SB3Agent, make_vec_env
 
     torch.set_num_threads(1)  # small MLP: threads cost more than they bring
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     env = make_vec_env(args.n_envs, seed=args.seed, opponents=args.opponents, seat="rotate", reward_scale=0.05)
     model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=256, n_epochs=4, learning_rate=3e-4,
                         gamma=0.99, ent_coef=0.01, policy_kwargs={"net_arch": [128, 128]}, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.timesteps)
     t1 = time.perf_counter()
-    print(f"trained {args.timesteps} learner steps in {t1 - t0:.1f} s ({args.timesteps / (t1 - t0):,.0f} steps/s)")
+    cpu = time.process_time() - c0
+    print(f"trained {args.timesteps} learner steps in {t1 - t0:.1f} s ({args.timesteps / (t1 - t0):,.0f} steps/s; "
+          f"{cpu:.1f} CPU s, {args.timesteps / cpu:,.0f} steps per CPU s)")
     if args.save:
         model.save(args.save)
 

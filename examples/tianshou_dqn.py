@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)  # Tianshou's epsilon-greedy draws from numpy's global generator
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
 
     def env_fn():
         return make_env(opponents=args.opponents, seat="rotate", reward_scale=0.05)
@@ -70,8 +70,10 @@ def main(argv=None) -> int:
         )
     )
     t1 = time.perf_counter()
+    cpu = time.process_time() - c0
     print(f"trained {stats.train_step} learner steps ({stats.train_episode} episodes, {stats.update_step} updates) "
-          f"in {t1 - t0:.1f} s")
+          f"in {t1 - t0:.1f} s ({stats.train_step / (t1 - t0):,.0f} steps/s; {cpu:.1f} CPU s, "
+          f"{stats.train_step / cpu:,.0f} steps per CPU s)")
 
     agent = TianshouAgent(policy, name="tianshou_dqn")
     res = evaluate([agent, args.opponents], hands=args.hands, seed=args.seed, progress=False)
