@@ -1,7 +1,7 @@
 """RLlib PPO self-play over the four seats: one shared policy ("main") and a league of frozen snapshots.
 
     pip install "fzmj[rllib]"
-    python examples/rllib_selfplay.py --iterations 10                       # a local Ray, in-process sampling
+    python examples/rllib_selfplay.py --iterations 8                        # a local Ray, in-process sampling
     python examples/rllib_selfplay.py --address auto --num-env-runners 8    # on a running Ray cluster
 
 Env: ``fzmj_env.integrations.rllib.FzmjMultiAgentEnv`` (turn-based; every seat's final reward is
@@ -43,7 +43,7 @@ def snapshot_main(algo, slot: str) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--iterations", type=int, default=8)
     p.add_argument("--league-size", type=int, default=3)
     p.add_argument("--snapshot-every", type=int, default=3)
     p.add_argument("--batch", type=int, default=2000, help="env steps per PPO iteration")
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
         steps = int(er["num_env_steps_sampled_lifetime"])
         main_ret = er.get("module_episode_returns_mean", {}).get("main", float("nan"))
         msg = f"iter {it}: env steps {steps:,}, {steps / (time.perf_counter() - t1):,.0f} steps/s, " \
-              f"main's return per game {main_ret:+.3f}"
+              f"main's summed seat return per game {main_ret:+.3f} (0 when it holds all four seats)"
         if it % args.snapshot_every == 0:
             slot = league[(it // args.snapshot_every - 1) % len(league)]
             snapshot_main(algo, slot)

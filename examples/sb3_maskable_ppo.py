@@ -1,7 +1,7 @@
 """sb3-contrib MaskablePPO on one seat against three agents, then fzmj-eval's duplicate evaluation.
 
     pip install "fzmj[sb3]"            # stable-baselines3 + sb3-contrib
-    python examples/sb3_maskable_ppo.py --timesteps 4096 --opponents random --hands 400
+    python examples/sb3_maskable_ppo.py --timesteps 16384 --opponents random --hands 400
 
 Trains for ``--timesteps`` learner steps on ``SingleSeatEnv`` (seat rotated every game, float32
 flat observations, ``action_masks()`` for MaskablePPO), then plays the model against the same
@@ -17,7 +17,7 @@ import time
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--timesteps", type=int, default=4096)
+    p.add_argument("--timesteps", type=int, default=16384)
     p.add_argument("--opponents", default="random", help="agent spec of the three opponents (default random)")
     p.add_argument("--hands", type=int, default=400, help="evaluation hands (duplicate format)")
     p.add_argument("--n-envs", type=int, default=4)
