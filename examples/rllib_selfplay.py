@@ -1,7 +1,7 @@
 """RLlib PPO self-play over the four seats: one shared policy ("main") and a league of frozen snapshots.
 
     pip install "fzmj[rllib]"
-    python examples/rllib_selfplay.py --iterations 8                        # a local Ray, in-process sampling
+    python examples/rllib_selfplay.py --iterations 6                        # a local Ray, in-process sampling
     python examples/rllib_selfplay.py --address auto --num-env-runners 8    # on a running Ray cluster
 
 Env: ``fzmj_env.integrations.rllib.FzmjMultiAgentEnv`` (turn-based; every seat's final reward is
@@ -43,7 +43,7 @@ def snapshot_main(algo, slot: str) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--iterations", type=int, default=8)
+    p.add_argument("--iterations", type=int, default=6)
     p.add_argument("--league-size", type=int, default=3)
     p.add_argument("--snapshot-every", type=int, default=3)
     p.add_argument("--batch", type=int, default=2000, help="env steps per PPO iteration")
