@@ -171,3 +171,19 @@ def test_lazy_import_keeps_env_core_light():
 
     code = "import sys, fzmj_env; assert 'agents' not in sys.modules; fzmj_env.SingleSeatEnv; assert 'agents' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=fzmj_env.__path__[0] + "/..")
+
+
+def test_ppo_checkpoint_and_mixed_opponents(tmp_path):
+    """``ppo:PATH`` specs go through agents.make_agent like any other; three different opponents."""
+    from train.checkpoint import save_checkpoint
+    from train.model import ActorCritic
+
+    ckpt = save_checkpoint(tmp_path / "p.pt", ActorCritic(hidden_sizes=[16]))
+    env = SingleSeatVectorEnv(4, opponents=[f"ppo:{ckpt}", "heuristic", "random:1"], seat="rotate")
+    assert env._driver.opponents.names == [f"ppo:{ckpt}", "heuristic", "random:1"]
+    obs, info = env.reset(seed=5)
+    episodes = 0
+    for _ in range(60):
+        obs, r, term, trunc, info = env.step(np.array([np.flatnonzero(m)[-1] for m in env.action_masks()]))
+        episodes += int(term.sum())
+    assert episodes > 0
