@@ -190,8 +190,9 @@ class _SeatDriver:
         """Learner rewards of the stepped ``tables``; games that ended: an episode's end, or skipped."""
         ls = self.ls[tables]
         self.pend[tables] += rew[tables, ls]
-        if self.kwargs["reward_scale"]:
-            self.score[tables] += rew[tables, ls] / self.kwargs["reward_scale"]
+        over = info["hand_over"][tables]
+        if over.any():  # the learner's points in the hands that ended (results: 10 slots, then points[4])
+            self.score[tables[over]] += info["results"][tables[over], 10 + ls[over]]
         if not done[tables].any():
             return
         ended = tables[done[tables]]
