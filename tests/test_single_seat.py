@@ -65,6 +65,7 @@ def test_episodes_match_plain_vector_env(seat, hands_per_game):
             if term[t]:
                 assert steps[t] >= 1  # no zero-length episode
                 got[t].append(("episode", ret[t] / 0.5, info["final_info"]["final_score"][t]))
+                assert info["final_info"]["seat"][t] == seat_of(t, len(got[t]) - 1)
                 ret[t] = 0.0
                 steps[t] = 0
         for t in np.flatnonzero(info["skipped_games"]):
@@ -108,11 +109,13 @@ def test_single_env_reward_sums_to_final_score_and_is_deterministic():
         while len(out) < 20:
             assert obs.shape == (97 * 27,) and obs.dtype == np.float32
             m = env.action_masks()
+            seat = info["seat"]
             assert m.dtype == bool and (m == (info["action_mask"] != 0)).all() and m.any()
             obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(m))))
             ret += r
             if term:
                 assert ret == pytest.approx(info["final_score"])
+                assert info["seat"] == seat  # the ended game's seat
                 assert not obs.any() and not env.action_masks().any()
                 out.append(ret)
                 ret = 0.0

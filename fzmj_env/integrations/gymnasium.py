@@ -320,14 +320,15 @@ class SingleSeatEnv(gymnasium.Env):
             info = self._info()
             info.update(action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), illegal_action=1, final_score=0.0)
             return _zeros_like(self.observation_space), self.illegal_reward, True, False, info
+        seat = int(d.ls[0])
         d.step(np.array([action], dtype=np.int64))
         reward = float(d.reward[0])
         if d.terminated[0]:
             self._state = "ended"
             obs = _zeros_like(self.observation_space)
             info = self._info()
-            info["action_mask"] = np.zeros(NUM_ACTIONS, dtype=np.int8)
-            info["final_score"] = float(d.final_score[0])
+            # the ended game's seat and score (the next game, already dealt, may seat the learner elsewhere)
+            info.update(action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), seat=seat, final_score=float(d.final_score[0]))
             return obs, reward, True, False, info
         obs, info = self._out()
         return obs, reward, False, False, info
@@ -411,13 +412,16 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("call reset() before step()")
         d = self._driver
         actions = np.asarray(actions)
+        seats = d.ls.copy()
         d.step(actions)
         term = d.terminated.copy()
         info = self._info()
         if term.any():
             final_info = {
                 "final_score": np.where(term, d.final_score, 0.0),
+                "seat": seats,
                 "_final_score": term.copy(),
+                "_seat": term.copy(),
             }
             final_obs = np.full(self.num_envs, None, dtype=object)
             zero = _zeros_like(self.single_observation_space)
