@@ -43,3 +43,34 @@ __all__ = [
     "VectorEnv",
 ]
 __version__ = "0.1.0"
+
+# ---- issue 13: library integrations (fzmj_env/integrations/), loaded only when asked for -----------
+# ``fzmj_env.SingleSeatEnv`` imports agents/ (it takes agent specs), so it is resolved lazily: the
+# env core never imports agents/ and ``import fzmj_env`` stays light. The Gymnasium id is a string
+# entry point, so registering it imports nothing.
+_LAZY = {
+    "SingleSeatEnv": "fzmj_env.integrations.gymnasium",
+    "SingleSeatVectorEnv": "fzmj_env.integrations.gymnasium",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _register_gymnasium_ids() -> None:
+    from gymnasium.envs.registration import register, registry
+
+    if "fzmj/SingleSeat-v0" not in registry:
+        register(
+            id="fzmj/SingleSeat-v0",
+            entry_point="fzmj_env.integrations.gymnasium:SingleSeatEnv",
+            vector_entry_point="fzmj_env.integrations.gymnasium:SingleSeatVectorEnv",
+        )
+
+
+_register_gymnasium_ids()

@@ -34,6 +34,17 @@ Infos:
 Options: constructor kwargs ``rules`` (preset, default ``"fuzhou-lianzhong"``),
 ``hands_per_game`` (default 1; more plays a match with dealer rotation and streak, R2),
 ``reward_scale`` (1.0), ``oracle``, ``record``, ``render_mode`` (``"ansi"``, ``"human"``).
+
+Library options (defaults keep the PettingZoo-classic shape above): ``obs_dtype`` (``"int8"``,
+or ``"float32"`` for torch layers that refuse int8; ``action_mask`` stays int8, the dtype
+PettingZoo's ``Discrete.sample(mask)`` requires),
+``flatten`` (``observation`` of shape ``(2619,)``: libraries that refuse 2-D boxes), and
+``info``: ``"full"`` (default, ``result`` dicts as above), ``"numeric"`` (every agent's info
+always holds the same keys with numbers and fixed-shape arrays only, for replay buffers:
+``hand_over`` 0/1, ``winner``, ``win_type`` (index in ``core.state.WIN_TYPE_NAMES``),
+``discarder`` (-1 = none), ``value``, ``specials`` (bit i = ``SPECIAL_NAMES[i]``), ``hand_no``,
+``points`` (int64, 4), set when a hand ends and back to ``hand_over=0`` / -1 / 0 when the
+agent next acts), or ``"none"`` (no result in infos). ``record=True`` needs ``info="full"``.
 ``reset(seed, options={"wall": ..., "dealer": 0..3, "streak": n})`` plays a scripted first
 hand (R3): 144 kinds or notation, e.g. from ``fzmj_env.scenario.make_wall``.
 
@@ -63,6 +74,25 @@ from .validate import check_reward_scale
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 _RESET_OPTIONS = {"wall", "dealer", "streak"}
+
+# issue 13: library options (see the module docstring and raw_env._set_library_options)
+_OBS_DTYPES = {"int8": np.int8, "float32": np.float32}
+_INFO_MODES = ("full", "numeric", "none")
+_NO_RESULT = {"hand_over": 0, "winner": -1, "win_type": -1, "discarder": -1, "value": 0, "specials": 0, "hand_no": -1}
+
+
+def _numeric_result(result: dict) -> dict:
+    """``hand_result``'s dict as numbers only (fixed keys and types; None -> -1, names -> indices/bits)."""
+    return {
+        "hand_over": 1,
+        "winner": -1 if result["winner"] is None else int(result["winner"]),
+        "win_type": -1 if result["win_type"] is None else S.WIN_TYPE_NAMES.index(result["win_type"]),
+        "discarder": -1 if result["discarder"] is None else int(result["discarder"]),
+        "value": int(result["value"]),
+        "specials": sum(1 << S.SPECIAL_NAMES.index(n) for n in result["specials"]),
+        "hand_no": int(result["hand_no"]),
+        "points": np.asarray(result["points"], dtype=np.int64),
+    }
 
 
 def env(**kwargs):
@@ -220,9 +250,14 @@ class raw_env(AECEnv, EzPickle):
         oracle: bool = False,
         record: bool = False,
         render_mode: str | None = None,
+        obs_dtype: str = "int8",
+        flatten: bool = False,
+        info: str = "full",
     ):
-        EzPickle.__init__(self, rules, hands_per_game, reward_scale, oracle, record, render_mode)
+        EzPickle.__init__(self, rules, hands_per_game, reward_scale, oracle, record, render_mode, obs_dtype, flatten,
+                          info)
         super().__init__()
+        self._set_library_options(obs_dtype, flatten, info, record)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.game = Game(rules, hands_per_game=hands_per_game)  # validates rules and hands_per_game
@@ -235,15 +270,7 @@ class raw_env(AECEnv, EzPickle):
         self.agents = []
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self.action_spaces = {a: FastDiscrete(NUM_ACTIONS) for a in self.possible_agents}
-        self.observation_spaces = {
-            a: spaces.Dict(
-                {
-                    "observation": spaces.Box(low=0, high=1, shape=(X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8),
-                    "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
-                }
-            )
-            for a in self.possible_agents
-        }
+        self.observation_spaces = {a: self._observation_space() for a in self.possible_agents}
         self._buf = self.game.buf
         self._wt = self.game.win_table
         self._rng: np.random.Generator | None = None
@@ -254,6 +281,11 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- observations ----------------------------------------------------------------------
     def observe(self, agent):
+        if self._plain_obs:
+            return self._observe_v1(agent)
+        return self._present(self._observe_v1(agent))
+
+    def _observe_v1(self, agent):
         if agent == self._obs_agent:
             return self._obs
         seat = self.agent_name_mapping[agent]
@@ -295,6 +327,8 @@ class raw_env(AECEnv, EzPickle):
         info = self.infos[agent]
         if info:
             info.pop("result", None)
+        if self._info_mode == "numeric":
+            info.update(_NO_RESULT, points=np.zeros(4, dtype=np.int64))
 
         new_mask = np.empty(NUM_ACTIONS, dtype=np.int8)
         new_obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
@@ -345,7 +379,10 @@ class raw_env(AECEnv, EzPickle):
             rew = points[i] * scale
             self.rewards[a] = rew
             self._cumulative_rewards[a] += rew
-            self.infos[a]["result"] = result
+            if self._info_mode == "full":
+                self.infos[a]["result"] = result
+            elif self._info_mode == "numeric":
+                self.infos[a].update(_numeric_result(result))
         self._rewards_dirty = True
         if code == STEP_GAME_OVER:
             self.terminations = dict.fromkeys(self.agents, True)
@@ -391,6 +428,9 @@ class raw_env(AECEnv, EzPickle):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
+        if self._info_mode == "numeric":
+            for a in self.agents:
+                self.infos[a].update(_NO_RESULT, points=np.zeros(4, dtype=np.int64))
         self._rewards_dirty = False
         self._skip_agent_selection = None
 
@@ -406,6 +446,35 @@ class raw_env(AECEnv, EzPickle):
             self._update_oracle()
         if self.render_mode == "human":
             self.render()
+
+    # ---- issue 13: library options (obs_dtype, flatten, info) ----------------------------------------
+    def _set_library_options(self, obs_dtype: str, flatten: bool, info: str, record: bool) -> None:
+        if obs_dtype not in _OBS_DTYPES:
+            raise ValueError(f"obs_dtype must be one of {sorted(_OBS_DTYPES)}, got {obs_dtype!r}")
+        if not isinstance(flatten, bool):
+            raise ValueError(f"flatten must be True or False, got {flatten!r}")
+        if info not in _INFO_MODES:
+            raise ValueError(f"info must be one of {list(_INFO_MODES)}, got {info!r}")
+        if record and info != "full":
+            raise ValueError(f"record=True puts a dict in infos: it needs info='full', got info={info!r}")
+        self._obs_dtype = _OBS_DTYPES[obs_dtype]
+        self._flatten = flatten
+        self._info_mode = info
+        self._plain_obs = obs_dtype == "int8" and not flatten  # the cached int8 dicts go out as they are
+
+    def _observation_space(self) -> spaces.Dict:
+        shape = (X.NUM_CHANNELS * X.NUM_COLUMNS,) if self._flatten else (X.NUM_CHANNELS, X.NUM_COLUMNS)
+        return spaces.Dict(
+            {
+                "observation": spaces.Box(low=0, high=1, shape=shape, dtype=self._obs_dtype),
+                "action_mask": spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+
+    def _present(self, d: dict) -> dict:
+        """The v1 int8 observation dict in the requested dtype / shape (a new dict, new arrays)."""
+        obs = d["observation"].reshape(-1) if self._flatten else d["observation"]
+        return {"observation": obs.astype(self._obs_dtype), "action_mask": d["action_mask"].copy()}
 
     # ---- rendering -------------------------------------------------------------------------------
     def render(self):

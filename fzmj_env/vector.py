@@ -146,6 +146,50 @@ def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards,
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
+@njit(cache=True)
+def _step_list(tables, buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+               mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
+    """Step only the tables listed in ``tables`` (``actions[i]`` for ``tables[i]``) and observe them;
+    the per-step outputs of the other tables are zeroed."""
+    for t in range(buf.shape[0]):
+        done[t] = False
+        hand_over[t] = False
+        pending_out[t] = 0.0
+        for s in range(4):
+            rewards[t, s] = 0.0
+            final[t, s] = 0.0
+    for i in range(tables.shape[0]):
+        t = tables[i]
+        _step_one(buf, wt, t, actions[i], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
+                  results, auto_reset)
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+
+
+@njit(cache=True)
+def _find_illegal_at(tables, actions, mask, seat):
+    """As :func:`_find_illegal` for ``actions[i]`` at table ``tables[i]``: (first position, count);
+    count -1: ``tables[first]`` is out of range, -2: it repeats an earlier table."""
+    B = mask.shape[0]
+    seen = np.zeros(B, dtype=np.bool_)
+    for i in range(tables.shape[0]):
+        t = tables[i]
+        if t < 0 or t >= B:
+            return i, -1
+        if seen[t]:
+            return i, -2
+        seen[t] = True
+    first = -1
+    n = 0
+    for i in range(tables.shape[0]):
+        t = tables[i]
+        a = actions[i]
+        if seat[t] >= 0 and (a < 0 or a >= mask.shape[1] or mask[t, a] != 1):
+            n += 1
+            if first < 0:
+                first = i
+    return first, n
+
+
 @njit(cache=True, parallel=True)
 def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
                    mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset, n):
@@ -297,6 +341,54 @@ class VectorEnv:
             _step_parallel(*args, self.num_threads)
         else:
             _step_range(0, self.num_tables, *args)
+        info = {
+            "acted_seat": acted,
+            "pending_reward": self._pending_out,
+            "final_reward": self._final,
+            "hand_over": self._hand_over,
+            "results": self._results,
+        }
+        if self.oracle:
+            info["oracle"] = self._oracle
+        return self._obs, self._mask, self._seat, self._rewards, self._done, info
+
+    def step_tables(self, tables: np.ndarray, actions: np.ndarray):
+        """Step only the listed tables; every other table keeps its state, observation and mask.
+
+        ``tables``: distinct table indices (any integer array); ``actions[i]`` is the action at
+        ``tables[i]``. Returns what :meth:`step` returns, for all B tables; ``rewards``, ``done``,
+        ``final_reward``, ``hand_over`` and ``pending_reward`` are zero at the tables not stepped.
+        For drivers in which some tables wait (e.g. one learning seat whose turn it is) while the
+        others play on (``fzmj_env.integrations.gymnasium``).
+        """
+        if not self._ready:
+            raise RuntimeError("call reset() before step_tables()")
+        tables = np.asarray(tables)
+        actions = np.asarray(actions)
+        if tables.ndim != 1 or tables.dtype.kind not in "iu":
+            raise ValueError(f"tables must be a 1-D integer array, got shape {tables.shape} dtype {tables.dtype}")
+        if actions.shape != tables.shape or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers of shape {tables.shape}, got {actions.shape} {actions.dtype}")
+        tables = tables.astype(np.int64, copy=False)
+        actions = actions.astype(np.int64, copy=False)
+        first, n_illegal = _find_illegal_at(tables, actions, self._mask, self._seat)
+        if n_illegal == -1:
+            raise ValueError(f"tables must be in 0..{self.num_tables - 1}, got {int(tables[first])}")
+        if n_illegal == -2:
+            raise ValueError(f"tables must be distinct, table {int(tables[first])} appears twice")
+        if n_illegal:
+            t = int(tables[first])
+            a = int(actions[first])
+            name = action_name(a) if 0 <= a < NUM_ACTIONS else "out of range 0..61"
+            raise ValueError(
+                f"illegal action at table {t}: seat {int(self._seat[t])} cannot take action {a} ({name}); "
+                f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int(n_illegal)} illegal in this batch)"
+            )
+        acted = self._seat.copy()
+        _step_list(tables, self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
+                   np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending,
+                   self._final, self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out,
+                   self._results, self.auto_reset)
         info = {
             "acted_seat": acted,
             "pending_reward": self._pending_out,
