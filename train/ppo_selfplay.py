@@ -30,6 +30,7 @@ from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.rules import load_rules
 from fzmj_env.vector import VectorEnv, results_of
 
+from . import distributed
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
 from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
 from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
@@ -139,6 +140,10 @@ class Args:
     save_every: int = 50
     """updates between two checkpoints (there is always one at the end)"""
 
+    # ---- distributed (torchrun; docs/training.md, "Scaling out") -------------------------------
+    dist_timeout: float = 600.0
+    """seconds a rank waits for the others (a collective, a barrier) before it stops with an error"""
+
     def __post_init__(self):
         def check(ok: bool, key: str, what: str):
             if not ok:
@@ -169,6 +174,7 @@ class Args:
             check(getattr(self, key) >= 1, key, "expected a positive integer")
         for key in ("torch_threads", "env_threads", "eval_every", "pool_size", "seed"):
             check(getattr(self, key) >= 0, key, "expected a non-negative integer")
+        check(self.dist_timeout > 0, "dist_timeout", "expected a positive number of seconds")
         check(len(self.hidden_sizes) >= 1 and min(self.hidden_sizes) >= 1, "hidden_sizes", "expected positive sizes")
         check(self.learning_rate > 0, "learning_rate", "expected a positive number")
         for key in ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac"):
@@ -185,7 +191,7 @@ class Args:
 
     @property
     def batch_size(self) -> int:
-        return self.num_tables * self.num_steps
+        return self.num_tables * self.num_steps * distributed.world_size()  # [distributed] over all ranks
 
     @property
     def num_updates(self) -> int:
@@ -276,6 +282,9 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
     )
     parser.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
     parser.add_argument("--device", help="shortcut for --set device=...")
+    parser.add_argument(  # [distributed] handled by distributed.launch before parsing
+        "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
+    )
     ns = parser.parse_args(argv)
     overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
     try:
@@ -296,24 +305,34 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
 
 
 def main(argv=None) -> int:
+    if (rc := distributed.launch(argv)) is not None:  # [distributed] --nproc N: relaunch under torchrun
+        return rc
     args, resume = parse_args(argv)
+    distributed.setup(args)  # [distributed] join the torchrun group (no-op in a plain process)
 
     # ---- setup ------------------------------------------------------------------------------------
     if resume is not None and not args.run_name:
         args.run_name = resume["config"].get("run_name", "")
     if not args.run_name:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    args.run_name = distributed.broadcast_object(args.run_name)  # [distributed] rank 0's clock names the run
     run_dir = Path(args.runs_dir) / args.run_name
     ckpt_dir = run_dir / "checkpoints"
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    if distributed.is_main():  # [distributed] rank 0 alone writes
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
 
     from torch.utils.tensorboard import SummaryWriter
 
     start_update, global_step = 1, 0
     if resume is not None:
         start_update, global_step = resume["update"] + 1, resume["global_step"]
+        start_update = distributed.start_update(resume, global_step, args.batch_size, start_update)  # [distributed]
     # on resume, TensorBoard drops the old run's events logged after the checkpoint
-    writer = SummaryWriter(str(run_dir), purge_step=global_step + 1 if resume is not None else None)
+    writer = (  # [distributed] rank 0 alone writes events
+        SummaryWriter(str(run_dir), purge_step=global_step + 1 if resume is not None else None)
+        if distributed.is_main()
+        else distributed.NullWriter()
+    )
     writer.add_text("config", "```yaml\n" + to_yaml(args) + "```", global_step)
     writer.add_text(
         "hyperparameters",
@@ -321,16 +340,18 @@ def main(argv=None) -> int:
         global_step,
     )
 
-    np_rng = np.random.default_rng(args.seed)
-    torch.manual_seed(args.seed)
+    np_rng = np.random.default_rng(distributed.rank_seed(args.seed))  # [distributed] rank 0: args.seed
+    torch.manual_seed(distributed.rank_seed(args.seed))
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
-    device = pick_device(args.device)
+    device = distributed.rank_device(pick_device(args.device))  # [distributed] this rank's GPU
 
     # a resumed run plays new games: the env seed moves on with the update number
     env_seed = (args.seed * 1_000_003 + start_update - 1) % 2**63
+    env_seed = distributed.rank_seed(env_seed)  # [distributed] each rank its own tables
     env_threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    env_threads = distributed.share_cores(args.torch_threads, args.env_threads, env_threads)  # [distributed]
     env = VectorEnv(
         args.num_tables,
         rules=args.rules,
@@ -363,6 +384,7 @@ def main(argv=None) -> int:
         set_rng_state(resume.get("rng", {}), np_rng)
         if pool is not None and resume.get("pool"):
             pool.load_state_dicts(agent, resume["pool"])
+    distributed.broadcast_module(agent)  # [distributed] every rank starts from rank 0's weights
 
     buffer = SelfPlayBuffer(
         B, (T + 4) * B, OBS_SHAPE, NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
@@ -379,7 +401,11 @@ def main(argv=None) -> int:
     )
 
     def save(update: int) -> Path:
+        distributed.check_in_sync([agent, *(pool.snapshots if pool is not None else [])])  # [distributed]
+        if not distributed.is_main():  # [distributed] rank 0 alone writes checkpoints
+            return ckpt_dir / "latest.pt"
         extra = {"pool": pool.state_dicts()} if pool is not None else {}
+        extra["world_size"] = distributed.world_size()  # [distributed] resume adapts to another world size
         state = dict(
             policy=agent,
             optimizer=optimizer,
@@ -412,7 +438,7 @@ def main(argv=None) -> int:
         # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
         t_rollout, cpu_start = time.perf_counter(), time.process_time()
         for _step in range(T):
-            global_step += B
+            global_step += B * distributed.world_size()  # [distributed] env steps of all ranks
             ctrl = controller[all_tables, seat]
             rows = all_tables if pool is None else np.flatnonzero(ctrl == LEARNER)
             if len(rows):
@@ -448,8 +474,7 @@ def main(argv=None) -> int:
         idx_all = torch.as_tensor(train_idx, device=device)
         for _epoch in range(args.update_epochs):
             perm = idx_all[torch.randperm(n_train).to(device)]
-            for start in range(0, n_train, mb_size):
-                mb = perm[start : start + mb_size]
+            for mb in distributed.minibatches(perm, mb_size, args.num_minibatches):  # [distributed] same count on all
                 mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
                 _, newlogprob, entropy, newvalue = agent.get_action_and_value(
                     buffer.obs.index_select(0, mb),
@@ -488,9 +513,11 @@ def main(argv=None) -> int:
 
                 optimizer.zero_grad()
                 loss.backward()
+                distributed.all_reduce_grads(agent, len(mb))  # [distributed] the ranks' mean gradient
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
 
+            approx_kl = distributed.mean(approx_kl)  # [distributed] every rank stops its epochs alike
             if args.target_kl is not None and approx_kl > args.target_kl:
                 break
 
@@ -525,7 +552,7 @@ def main(argv=None) -> int:
         do_eval = args.eval_every > 0 and (update % args.eval_every == 0 or last)
         if do_eval or last or update % args.save_every == 0:
             latest = save(update)
-        if do_eval:
+        if do_eval and distributed.is_main():  # [distributed] rank 0 alone evaluates
             for opponent in ("random", "heuristic"):
                 res = evaluate_checkpoint(latest, opponent, args, seed=1_000_000 + args.seed)  # same walls each time
                 latest_eval[opponent] = res
@@ -533,6 +560,7 @@ def main(argv=None) -> int:
                 writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)
 
         if update % args.log_every == 0 or last:
+            distributed.sum_counters(stats)  # [distributed] hands of all ranks
             hs = stats.summary()
             line = f"update {update}/{args.num_updates} | step {global_step:,} | SPS {sps:,} ({t_rollout:.1f}s + {t_update:.1f}s)"
             if hs is not None:
@@ -547,6 +575,7 @@ def main(argv=None) -> int:
             print(line, flush=True)
 
     writer.close()
+    distributed.finish(agent, optimizer, pool)  # [distributed] same weights everywhere, then leave the group
     print(f"done: {global_step:,} steps; checkpoint {ckpt_dir / 'latest.pt'}", flush=True)
     return 0
 
