@@ -193,6 +193,22 @@ def test_collective_helpers_in_a_world_of_one():
         dist.destroy_process_group()
 
 
+def test_ranks_other_than_0_reseed_after_a_resume(monkeypatch):
+    """A resume restores rank 0's generator states on every rank; the others then draw their own."""
+    rng = np.random.default_rng(5)
+    distributed.reseed(rng, 1, 7)  # rank 0: untouched
+    assert rng.bit_generator.state == np.random.default_rng(5).bit_generator.state
+    monkeypatch.setattr(distributed, "rank", lambda: 1)
+    assert distributed.rank_seed(123) != 123
+    draws = []
+    for _ in range(2):
+        rng = np.random.default_rng(5)
+        distributed.reseed(rng, 1, 7)
+        draws.append((rng.random(), torch.rand(1).item()))
+    assert draws[0] == draws[1]  # deterministic for a seed, a rank and an update
+    assert draws[0][0] != np.random.default_rng(5).random()
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -288,6 +304,18 @@ def test_two_nodes_on_localhost_give_the_same_run(two_ranks, tmp_path):
     _assert_same_state(r0, r1)
     _assert_same_state(r0, _dumps(two_ranks["dump"])[0])
     assert load_checkpoint(tmp_path / "n2/checkpoints/latest.pt")["global_step"] == 3072
+
+
+def test_ranks_with_different_configs_refuse_to_start(tmp_path):
+    port = _free_port()
+    nodes = []
+    for i in range(2):
+        argv = ["--config", SMOKE] + _sets([f"runs_dir={tmp_path}", f"num_tables={32 + 8 * i}"])
+        nodes.append(_start(_torchrun_node(i, port, "mismatch", argv), _env(), tmp_path / f"node{i}.log"))
+    rcs = _wait(nodes, TIMEOUT)
+    logs = "".join((tmp_path / f"node{i}.log").read_text() for i in range(2))
+    assert rcs[0] != 0 and rcs[1] != 0
+    assert "config differs from rank 0's in: num_tables" in logs, logs[-3000:]
 
 
 # ---- resume across world sizes ---------------------------------------------------------------------

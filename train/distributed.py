@@ -179,6 +179,16 @@ def rank_seed(seed: int) -> int:
     return int(np.random.SeedSequence([seed, rank()]).generate_state(1, np.uint64)[0] >> 1)
 
 
+def reseed(np_rng: np.random.Generator, seed: int, update: int) -> None:
+    """After a resume, which restores rank 0's generator states on every rank: ranks > 0 draw
+    their own torch and numpy streams again (seeded by seed, rank and the update)."""
+    if rank() == 0:
+        return
+    s = rank_seed(int(np.random.SeedSequence([seed, update]).generate_state(1, np.uint64)[0] >> 1))
+    torch.manual_seed(s)
+    np_rng.bit_generator.state = np.random.default_rng(s).bit_generator.state
+
+
 def rank_device(device: torch.device) -> torch.device:
     """This rank's GPU under nccl; ``device`` unchanged otherwise."""
     return _device if enabled() and _device.type == "cuda" else device

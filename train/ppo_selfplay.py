@@ -382,6 +382,7 @@ def main(argv=None) -> int:
         if resume.get("optimizer"):
             optimizer.load_state_dict(resume["optimizer"])
         set_rng_state(resume.get("rng", {}), np_rng)
+        distributed.reseed(np_rng, args.seed, start_update)  # [distributed] ranks > 0: their own streams again
         if pool is not None and resume.get("pool"):
             pool.load_state_dicts(agent, resume["pool"])
     distributed.broadcast_module(agent)  # [distributed] every rank starts from rank 0's weights
