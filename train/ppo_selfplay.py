@@ -1,6 +1,7 @@
 """PPO self-play for Fuzhou Mahjong: one shared policy plays all four seats (CleanRL-style, one file).
 
     fzmj-train --config configs/ppo_default.yaml [--set key=value ...] [--resume CKPT]
+    fzmj-train --nproc N ...   (or torchrun ... -m train.ppo_selfplay ...): N ranks, train/distributed.py
 
 Reading order: the config (``Args``), setup, then each update: rollout over the B tables of a
 ``VectorEnv`` (the policy is evaluated once per step for every table's acting seat), GAE along
