@@ -5,6 +5,8 @@ of a config (no evaluation; one checkpoint at the end) as:
 
 * ``1x2``: one plain process, ``env_threads=2``, ``torch_threads=2``;
 * ``1x1``: one plain process on one thread (a reference: half the cores);
+* ``1xcfg``: one plain process with the config's own threads (the default config: one env
+  thread, torch on all cores; what ``fzmj-train --config ...`` runs today);
 * ``2x1``: two ranks under torchrun (gloo), ``env_threads=1``, ``torch_threads=1`` each, the
   config's ``num_tables`` per rank (the global batch doubles, as a user gets with ``--nproc 2``);
 * ``2x1-half``: the same with half the tables per rank (the same global batch as ``1x2``).
@@ -65,10 +67,10 @@ def run_variant(
     per_rank = tables if name != "2x1-half" else tables // 2
     threads = 2 if name == "1x2" else 1
     with tempfile.TemporaryDirectory() as tmp:
-        sets = [
-            f"num_tables={per_rank}",
-            f"env_threads={threads}",
-            f"torch_threads={threads}",
+        sets = [f"num_tables={per_rank}"]
+        if name != "1xcfg":
+            sets += [f"env_threads={threads}", f"torch_threads={threads}"]
+        sets += [
             "eval_every=0",
             f"save_every={updates}",
             f"runs_dir={tmp}",
@@ -118,7 +120,9 @@ def main() -> None:
     ap.add_argument("--updates", type=int, default=8, help="updates per run (of the global batch)")
     ap.add_argument("--warmup", type=int, default=2, help="updates left out of the measure")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--variants", default="1x2,2x1,2x1-half,1x1", help="comma-separated: 1x2, 2x1, 2x1-half, 1x1")
+    ap.add_argument(
+        "--variants", default="1x2,2x1,2x1-half,1x1", help="comma-separated: 1x2, 2x1, 2x1-half, 1x1, 1xcfg"
+    )
     ap.add_argument("--set", dest="overrides", action="append", default=[])
     ap.add_argument("--json", action="store_true")
     ns = ap.parse_args()
@@ -130,6 +134,9 @@ def main() -> None:
 
     tables = load_config(Args, ns.config, ns.overrides).num_tables
     variants = ns.variants.split(",")
+    unknown = set(variants) - {"1x2", "2x1", "2x1-half", "1x1", "1xcfg"}
+    if unknown:
+        raise SystemExit(f"unknown variants: {', '.join(sorted(unknown))}")
     sps: dict[str, list[float]] = {v: [] for v in variants}
     cpu: dict[str, list[float]] = {v: [] for v in variants}
     load_before = os.getloadavg()[0]

@@ -69,9 +69,33 @@ def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``, its process group and its descendants (torchrun starts each rank in a
+    session of its own, so a rank is not in torchrun's group)."""
+    family = _descendants(proc.pid)
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    for pid in family:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    return [d for c in _children(pid) for d in [c, *_descendants(c)]]
 
 
 def _wait(procs: list[subprocess.Popen], timeout: float) -> list[int]:
@@ -356,18 +380,6 @@ def test_a_one_process_checkpoint_resumes_on_two_ranks(tmp_path):
 
 
 # ---- faults -------------------------------------------------------------------------------------------
-def _children(pid: int) -> list[int]:
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            out.append(int(stat.parent.name))
-    return out
-
-
 def test_a_killed_rank_stops_the_other_with_a_clear_message(tmp_path):
     """Node 1's rank is killed mid-run: node 0's rank stops at its next collective with a one-line
     reason, its torchrun exits non-zero, and the last checkpoint still loads (c10d decides which
@@ -397,6 +409,36 @@ def test_a_killed_rank_stops_the_other_with_a_clear_message(tmp_path):
     assert re.search(r"fzmj-train rank [01]/2: lost contact with the other ranks in \S+", log), log[-3000:]
     policy = load_policy(latest)
     assert load_checkpoint(latest)["world_size"] == 2 and policy is not None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_stopping_the_nproc_launcher_stops_its_ranks(tmp_path):
+    """SIGTERM to ``fzmj-train --nproc 2`` (a job scheduler, kill) reaches torchrun and its ranks."""
+    argv = ["--nproc", "2", "--config", SMOKE]
+    argv += _sets([f"runs_dir={tmp_path}", "run_name=t", "total_timesteps=100_000_000", "eval_every=0"])
+    log = tmp_path / "out.log"
+    proc = _start([sys.executable, "-m", "train.ppo_selfplay", *argv], _env(), log)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while "update 1/" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.2)
+        family = _descendants(proc.pid)
+        assert len(family) == 3  # torchrun and its two ranks
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) != 0
+        deadline = time.monotonic() + 60
+        while any(_alive(pid) for pid in family):
+            assert time.monotonic() < deadline, "a rank outlived its launcher"
+            time.sleep(0.2)
+    finally:
+        _kill(proc)
 
 
 if __name__ == "__main__":  # regenerate the golden file (only for a change meant to alter the default games)

@@ -23,6 +23,7 @@ import dataclasses
 import datetime
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -37,6 +38,7 @@ DUMP_ENV = "FZMJ_DIST_DUMP_DIR"  # tests: every rank writes its final weights th
 
 _device = torch.device("cpu")  # where collective tensors live: cpu for gloo, this rank's GPU for nccl
 _timeout_s = 600.0
+_FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
 
 class RankLostError(SystemExit):
@@ -104,7 +106,14 @@ def launch(argv: list[str] | None) -> int | None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     print("fzmj-train: " + " ".join(cmd[1:]), flush=True)
-    return subprocess.call(cmd, env=env)
+    proc = subprocess.Popen(cmd, env=env)
+    # a signal for this launcher (kill, a job scheduler) is for the ranks: torchrun passes it on
+    forward = {sig: signal.signal(sig, lambda signum, _frame: proc.send_signal(signum)) for sig in _FORWARDED}
+    try:
+        return proc.wait()
+    finally:
+        for sig, handler in forward.items():
+            signal.signal(sig, handler)
 
 
 def _usage_error(message: str) -> None:
