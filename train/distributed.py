@@ -28,6 +28,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import torch
@@ -116,7 +117,7 @@ def launch(argv: list[str] | None) -> int | None:
             signal.signal(sig, handler)
 
 
-def _usage_error(message: str) -> None:
+def _usage_error(message: str) -> NoReturn:
     print(f"fzmj-train: error: {message}", file=sys.stderr)
     raise SystemExit(2)
 
