@@ -163,16 +163,17 @@ def plain_run_fingerprint(runs: Path) -> dict:
 def test_plain_run_matches_the_code_before_distributed_support(tmp_path):
     """Same seed, same games, same updates: the final weights are those of commit cf34259's trainer.
 
-    Compared through per-tensor sums (to 1e-6 relative: the bits may differ on another CPU's
-    SIMD width, a different game would not); on the machine that wrote the file, the sha256 of
-    the weights is identical too.
+    Compared through per-tensor sums and sums of magnitudes, to 1e-4 relative: the last bits may
+    differ on a CPU of another SIMD width (fastmath kernels), while a different game, seed or
+    minibatch moves the weights by far more (twelve Adam steps of about 2.5e-4 each). On the
+    machine that wrote the file the sha256 of the weights is identical too.
     """
     golden = json.loads(GOLDEN.read_text())
     got = plain_run_fingerprint(tmp_path)
     assert (got["update"], got["global_step"]) == (golden["update"], golden["global_step"]) == (3, 1536)
     assert got["sums"].keys() == golden["sums"].keys()
     for k, (s, a) in golden["sums"].items():
-        np.testing.assert_allclose(got["sums"][k], [s, a], rtol=1e-6, atol=1e-7, err_msg=k)
+        np.testing.assert_allclose(got["sums"][k], [s, a], rtol=1e-4, atol=1e-6, err_msg=k)
 
 
 def test_helpers_are_no_ops_in_a_plain_process():
