@@ -183,7 +183,7 @@ def _check_same_run(args) -> None:
 
 # ---- per-rank resources ---------------------------------------------------------------------------
 def rank_seed(seed: int) -> int:
-    """``seed`` on rank 0 (so rank 0 plays the single-process games), an independent seed on the others."""
+    """``seed`` on rank 0 (seeded as a single process is), an independent seed on each other rank."""
     if rank() == 0:
         return seed
     return int(np.random.SeedSequence([seed, rank()]).generate_state(1, np.uint64)[0] >> 1)
