@@ -1,6 +1,7 @@
 """PPO self-play for Fuzhou Mahjong: one shared policy plays all four seats (CleanRL-style, one file).
 
     fzmj-train --config configs/ppo_default.yaml [--set key=value ...] [--resume CKPT]
+    fzmj-train --nproc N ...   (or torchrun ... -m train.ppo_selfplay ...): N ranks, train/distributed.py
 
 Reading order: the config (``Args``), setup, then each update: rollout over the B tables of a
 ``VectorEnv`` (the policy is evaluated once per step for every table's acting seat), GAE along
@@ -14,6 +15,7 @@ TensorBoard events and checkpoints go to ``runs/<run_name>/``.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import math
 import signal
@@ -33,6 +35,7 @@ from fzmj_env.rules import load_rules
 from fzmj_env.validate import OneLineParser
 from fzmj_env.vector import VectorEnv, results_of
 
+from . import distributed
 from .bc import warm_start
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
 from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
@@ -176,6 +179,10 @@ class Args:
     save_every: int = 50
     """updates between two checkpoints (there is always one at the end)"""
 
+    # ---- distributed (torchrun; docs/training.md, "Scaling out") -------------------------------
+    dist_timeout: float = 600.0
+    """seconds a rank waits for the others (a collective, a barrier) before it stops with an error"""
+
     def __post_init__(self):
         def check(ok: bool, key: str, what: str):
             if not ok:
@@ -206,6 +213,7 @@ class Args:
             check(getattr(self, key) >= 1, key, "expected a positive integer")
         for key in ("torch_threads", "env_threads", "eval_every", "pool_size", "seed"):
             check(getattr(self, key) >= 0, key, "expected a non-negative integer")
+        check(self.dist_timeout > 0, "dist_timeout", "expected a positive number of seconds")
         check(len(self.hidden_sizes) >= 1 and min(self.hidden_sizes) >= 1, "hidden_sizes", "expected positive sizes")
         check(self.learning_rate > 0, "learning_rate", "expected a positive number")
         for key in ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac"):
@@ -243,7 +251,7 @@ class Args:
 
     @property
     def batch_size(self) -> int:
-        return self.num_tables * self.num_steps
+        return self.num_tables * self.num_steps * distributed.world_size()  # [distributed] over all ranks
 
     @property
     def num_updates(self) -> int:
@@ -345,6 +353,9 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
         action="store_true",
         help="replace the run already in the run folder (default: a fresh run into a folder holding a run is refused)",
     )
+    parser.add_argument(  # [distributed] handled by distributed.launch before parsing
+        "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
+    )
     ns = parser.parse_args(argv)
     overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
     overrides += ["overwrite=true"] if ns.overwrite else []
@@ -409,16 +420,22 @@ class CheckpointWriteError(RuntimeError):
 
 
 def main(argv=None) -> int:
+    if (rc := distributed.launch(argv)) is not None:  # [distributed] --nproc N: relaunch under torchrun
+        return rc
     args, resume = parse_args(argv)
+    distributed.setup(args)  # [distributed] join the torchrun group (no-op in a plain process)
     if not args.run_name:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    args.run_name = distributed.broadcast_object(args.run_name)  # [distributed] rank 0's clock names the run
     run_dir = Path(args.runs_dir) / args.run_name
     # before anything is compiled or allocated: a folder we cannot write, or that holds another
     # run (or is in use by one), stops here (issue 10)
-    try:
-        lock = open_run_dir(run_dir, resume=resume is not None, overwrite=args.overwrite)
-    except RunDirError as e:
-        return _fail(str(e), 2)
+    lock = None
+    if distributed.is_main():  # [distributed] rank 0 alone owns (and locks) the run folder
+        try:
+            lock = open_run_dir(run_dir, resume=resume is not None, overwrite=args.overwrite)
+        except RunDirError as e:
+            return _fail(str(e), 2)
     latest = run_dir / "checkpoints" / "latest.pt"
     sigint = signal.getsignal(signal.SIGINT)
     try:
@@ -435,7 +452,8 @@ def main(argv=None) -> int:
         print(f"fzmj-train: interrupted; {kept}", file=sys.stderr, flush=True)
         return 130
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
         if sigint is not None and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, sigint)
 
@@ -443,14 +461,21 @@ def main(argv=None) -> int:
 def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     """The run itself, in ``run_dir`` (created, locked and checked writable by :func:`main`)."""
     ckpt_dir = run_dir / "checkpoints"
+    if distributed.is_main():  # [distributed] rank 0 alone writes
+        ckpt_dir.mkdir(parents=True, exist_ok=True)
 
     from torch.utils.tensorboard import SummaryWriter
 
     start_update, global_step = 1, 0
     if resume is not None:
         start_update, global_step = resume["update"] + 1, resume["global_step"]
+        start_update = distributed.start_update(resume, global_step, args.batch_size, start_update)  # [distributed]
     # on resume, TensorBoard drops the old run's events logged after the checkpoint
-    writer = SummaryWriter(str(run_dir), purge_step=global_step + 1 if resume is not None else None)
+    writer = (  # [distributed] rank 0 alone writes events
+        SummaryWriter(str(run_dir), purge_step=global_step + 1 if resume is not None else None)
+        if distributed.is_main()
+        else distributed.NullWriter()
+    )
     writer.add_text("config", "```yaml\n" + to_yaml(args) + "```", global_step)
     writer.add_text(
         "hyperparameters",
@@ -458,16 +483,18 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         global_step,
     )
 
-    np_rng = np.random.default_rng(args.seed)
-    torch.manual_seed(args.seed)
+    np_rng = np.random.default_rng(distributed.rank_seed(args.seed))  # [distributed] rank 0: args.seed
+    torch.manual_seed(distributed.rank_seed(args.seed))
     torch.backends.cudnn.deterministic = args.torch_deterministic
     if args.torch_threads > 0:
         torch.set_num_threads(args.torch_threads)
-    device = pick_device(args.device)
+    device = distributed.rank_device(pick_device(args.device))  # [distributed] this rank's GPU
 
     # a resumed run plays new games: the env seed moves on with the update number
     env_seed = (args.seed * 1_000_003 + start_update - 1) % 2**63
+    env_seed = distributed.rank_seed(env_seed)  # [distributed] each rank its own tables
     env_threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    env_threads = distributed.share_cores(args.torch_threads, args.env_threads, env_threads)  # [distributed]
     env = VectorEnv(
         args.num_tables,
         rules=args.rules,
@@ -491,9 +518,9 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         bc_path = Path(args.bc_checkpoint) if args.bc_checkpoint else ckpt_dir / "bc.pt"
         if resume is None and args.bc_checkpoint:
             agent.load_state_dict(load_checkpoint(bc_path)["model"])  # the same spec is required
-        elif resume is None:  # clone the teacher, save bc.pt, evaluate it against the teacher
-            warm_start(agent, args, writer, bc_path)
-        if args.teacher_coef > 0 and args.teacher_mode == "kl":
+        elif resume is None and distributed.is_main():  # clone the teacher, save bc.pt, evaluate it
+            warm_start(agent, args, writer, bc_path)  # [distributed] rank 0 clones; the others get its weights below
+        if args.teacher_coef > 0 and args.teacher_mode == "kl" and (distributed.is_main() or resume is not None):
             teacher_policy = load_policy(bc_path, device).requires_grad_(False)
     if args.teacher_coef > 0 and args.teacher_mode == "ce":
         from agents import make_agent
@@ -515,8 +542,12 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         if resume.get("optimizer"):
             optimizer.load_state_dict(resume["optimizer"])
         set_rng_state(resume.get("rng", {}), np_rng)
+        distributed.reseed(np_rng, args.seed, start_update)  # [distributed] ranks > 0: their own streams again
         if pool is not None and resume.get("pool"):
             pool.load_state_dicts(agent, resume["pool"])
+    distributed.broadcast_module(agent)  # [distributed] every rank starts from rank 0's weights
+    if teacher_policy is None and args.teacher_coef > 0 and args.teacher_mode == "kl":  # [distributed] ranks > 0:
+        teacher_policy = copy.deepcopy(agent).eval().requires_grad_(False)  # rank 0's fresh BC policy, just received
 
     buffer = SelfPlayBuffer(
         B, (T + 4) * B, (agent.in_planes, OBS_SHAPE[1]), NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
@@ -533,7 +564,11 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     )
 
     def save(update: int) -> Path:
+        distributed.check_in_sync([agent, *(pool.snapshots if pool is not None else [])])  # [distributed]
+        if not distributed.is_main():  # [distributed] rank 0 alone writes checkpoints
+            return ckpt_dir / "latest.pt"
         extra = {"pool": pool.state_dicts()} if pool is not None else {}
+        extra["world_size"] = distributed.world_size()  # [distributed] resume adapts to another world size
         state = dict(
             policy=agent,
             optimizer=optimizer,
@@ -578,7 +613,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         for _step in range(T):
             if stop.requested:
                 break
-            global_step += B
+            global_step += B * distributed.world_size()  # [distributed] env steps of all ranks
             ctrl = controller[all_tables, seat]
             rows = all_tables if pool is None else np.flatnonzero(ctrl == LEARNER)
             if len(rows):
@@ -619,8 +654,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         idx_all = torch.as_tensor(train_idx, device=device)
         for _epoch in range(args.update_epochs):
             perm = idx_all[torch.randperm(n_train).to(device)]
-            for start in range(0, n_train, mb_size):
-                mb = perm[start : start + mb_size]
+            for mb in distributed.minibatches(perm, mb_size, args.num_minibatches):  # [distributed] same count on all
                 mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
                 mb_obs, mb_mask = buffer.obs.index_select(0, mb), buffer.mask.index_select(0, mb)
                 _, newlogprob, entropy, newvalue, logp_all = agent.get_action_value_and_logp(
@@ -669,9 +703,11 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
 
                 optimizer.zero_grad()
                 loss.backward()
+                distributed.all_reduce_grads(agent, len(mb))  # [distributed] the ranks' mean gradient
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
 
+            approx_kl = distributed.mean(approx_kl)  # [distributed] every rank stops its epochs alike
             if args.target_kl is not None and approx_kl > args.target_kl:
                 break
         check_finite_weights(agent, update)  # the run stops here, before any save (issue 10)
@@ -709,7 +745,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         do_eval = args.eval_every > 0 and (update % args.eval_every == 0 or last) and not stop.requested
         if do_eval or last or update % args.save_every == 0 or stop.requested:
             latest = save(update)
-        if do_eval:
+        if do_eval and distributed.is_main():  # [distributed] rank 0 alone evaluates
             for opponent in ("random", "heuristic"):
                 res = evaluate_checkpoint(latest, opponent, args, seed=1_000_000 + args.seed)  # same walls each time
                 latest_eval[opponent] = res
@@ -717,6 +753,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
                 writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)
 
         if update % args.log_every == 0 or last:
+            distributed.sum_counters(stats)  # [distributed] hands of all ranks
             hs = stats.summary()
             line = f"update {update}/{args.num_updates} | step {global_step:,} | SPS {sps:,} ({t_rollout:.1f}s + {t_update:.1f}s)"
             if hs is not None:
@@ -737,6 +774,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     if stop.requested:
         print(f"stopped: {global_step:,} steps; checkpoint {latest} (continue with --resume {latest})", flush=True)
         return 130
+    distributed.finish(agent, optimizer, pool)  # [distributed] same weights everywhere, then leave the group
     print(f"done: {global_step:,} steps; checkpoint {ckpt_dir / 'latest.pt'}", flush=True)
     return 0
 
