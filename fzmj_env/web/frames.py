@@ -77,8 +77,12 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
             "gold_thrown": bool(v.gold_thrown[s]),
             "passed": [k for k in range(27) if v.passed[s, k]] if visible else None,
             # 闲金 (R9.5) is a property of a 3n+1 hand; the engine's own test decides it
-            "idle_gold": bool(is_idle_gold_counts(game.win_table, hand, gold)) if visible and n_tiles % 3 == 1 else None,
-            "last_draw": int(m[S.LAST_DRAW]) if visible and s == cur and phase == S.PH_TURN and m[S.LAST_DRAW] >= 0 else None,
+            "idle_gold": bool(is_idle_gold_counts(game.win_table, hand, gold))
+            if visible and n_tiles % 3 == 1
+            else None,
+            "last_draw": int(m[S.LAST_DRAW])
+            if visible and s == cur and phase == S.PH_TURN and m[S.LAST_DRAW] >= 0
+            else None,
         }
         seats.append(seat)
     claim = None
@@ -97,7 +101,12 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
                     "answer": answer,
                 }
             )
-        claim = {"tile": int(m[S.CLAIM_TILE]), "from": int(m[S.CLAIM_FROM]), "rob": bool(m[S.ROB_WINDOW]), "asked": asked}
+        claim = {
+            "tile": int(m[S.CLAIM_TILE]),
+            "from": int(m[S.CLAIM_FROM]),
+            "rob": bool(m[S.ROB_WINDOW]),
+            "asked": asked,
+        }
     base = start_scores or [0, 0, 0, 0]
     legal = game.legal_actions if actor >= 0 and (view is None or view == actor) else None
     return {
@@ -121,7 +130,9 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
     }
 
 
-def describe_step(before: dict, after: dict, seat: int, action: int, view: int | None, result: dict | None) -> list[str]:
+def describe_step(
+    before: dict, after: dict, seat: int, action: int, view: int | None, result: dict | None
+) -> list[str]:
     """Lines saying what one decision did, read off the two snapshots around it.
 
     ``result``: the hand's result if this decision ended the hand. Only what ``view`` may see.
@@ -185,7 +196,13 @@ def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
         exposed = sum(m in ("exposed_kong", "added_kong") for m in melds)
         concealed = sum(m == "concealed_kong" for m in melds)
         n_flowers = int(v.flowers[w].sum())
-        rows.append(["flowers + kongs 花/杠", result.get("flower_points"), f"{n_flowers} flower tiles laid out; kongs: {exposed} exposed/added, {concealed} concealed"])
+        rows.append(
+            [
+                "flowers + kongs 花/杠",
+                result.get("flower_points"),
+                f"{n_flowers} flower tiles laid out; kongs: {exposed} exposed/added, {concealed} concealed",
+            ]
+        )
         rows.append(["golds 金", result.get("gold_points"), "golds in the winning hand"])
         rows.append(["dealer streak 连庄", result.get("streak"), f"dealer seat {result.get('dealer')}"])
         specials = result.get("specials") or []

@@ -71,7 +71,15 @@ class Session:
     ``act`` and ``next_hand`` are the only ways to change it; both check the request first.
     """
 
-    def __init__(self, agents: list, seat: int, hands: int = 1, seed: int = 0, rules=DEFAULT_RULES, record_path: Path | None = None):
+    def __init__(
+        self,
+        agents: list,
+        seat: int,
+        hands: int = 1,
+        seed: int = 0,
+        rules=DEFAULT_RULES,
+        record_path: Path | None = None,
+    ):
         if not 0 <= seat <= 3:
             raise ValueError(f"seat must be 0..3, got {seat}")
         if len(agents) != 3:
@@ -138,7 +146,10 @@ class Session:
 
     def _check(self, version) -> None:
         if not isinstance(version, int) or isinstance(version, bool) or version != self.version:
-            raise PlayError(f"stale request: the game is at version {self.version}, the request was for {version!r}; reload the state", 409)
+            raise PlayError(
+                f"stale request: the game is at version {self.version}, the request was for {version!r}; reload the state",
+                409,
+            )
 
     def act(self, action, version) -> None:
         """The person's action (an int from the legal list), for state ``version``."""
@@ -288,8 +299,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(prog="fzmj-play", description="Play one seat against three agents in a local web page.", epilog=f"Agent specs: {SPEC_HELP}.")
-    p.add_argument("--agents", nargs="+", required=True, metavar="SPEC", help="the agents of the other three seats, in seat order after yours (1 spec: all three)")
+    p = _Parser(
+        prog="fzmj-play",
+        description="Play one seat against three agents in a local web page.",
+        epilog=f"Agent specs: {SPEC_HELP}.",
+    )
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="the agents of the other three seats, in seat order after yours (1 spec: all three)",
+    )
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-3 (default 0)")
     p.add_argument("--hands", type=int, default=1, help="hands in the match (default 1)")
     p.add_argument("--seed", type=int, default=None, help="seed of the walls and agents (default: random)")
@@ -329,7 +350,10 @@ def main(argv: list[str] | None = None) -> int:
         why = "is already in use" if e.errno == errno.EADDRINUSE else f"cannot be opened ({e.strerror})"
         p.error(f"port {args.port} on 127.0.0.1 {why}")
     host, port = server.server_address[:2]
-    print(f"fzmj-play: seat {args.seat} against {', '.join(args.agents)}; {args.hands} hand(s), seed {seed}; ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(
+        f"fzmj-play: seat {args.seat} against {', '.join(args.agents)}; {args.hands} hand(s), seed {seed}; ready in {time.perf_counter() - t0:.1f} s",
+        flush=True,
+    )
     print(f"open http://{host}:{port}/  (Ctrl-C to stop; the game is saved to {out} when it ends)", flush=True)
     try:
         server.serve_forever()

@@ -98,7 +98,9 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     p = _Parser(prog="fzmj-replay", description="Write a game record as a self-contained HTML replay page.")
-    p.add_argument("record", help="a game record (JSON, from fzmj_env.save_record, fzmj-eval --save-records or fzmj-play)")
+    p.add_argument(
+        "record", help="a game record (JSON, from fzmj_env.save_record, fzmj-eval --save-records or fzmj-play)"
+    )
     p.add_argument("-o", "--out", help="the HTML file to write (default: the record's name with .html)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--seat", type=int, metavar="N", help="show only what seat N (0-3) could see")
