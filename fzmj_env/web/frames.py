@@ -239,7 +239,7 @@ def record_frames(record: dict, view: int | None = None) -> dict:
     """Replay ``record`` through the engine and return everything the replay page shows.
 
     Returns ``{"preset", "seed", "hands": [{"dealer", "streak", "gold", "result", "frames": [...]}],
-    "decisions", "view", "scores", "meta"}``. Each hand's frames are one per decision (the state
+    "decisions", "view", "scores", "record_meta"}``. Each hand's frames are one per decision (the state
     before it, the action taken, the lines it caused) and a last one with the hand's final state.
     Raises :class:`~fzmj_env.record.RecordError` (one line) for a record the engine cannot
     replay exactly (corrupt, foreign, another preset, a preset this engine lacks).
@@ -298,6 +298,6 @@ def record_frames(record: dict, view: int | None = None) -> dict:
         "view": view,
         "decisions": len(decisions),
         "scores": record["scores"],
-        "meta": record.get("meta") if isinstance(record.get("meta"), dict) else {},
+        "record_meta": record.get("meta") if isinstance(record.get("meta"), dict) else {},
         "hands": hands_out,
     }

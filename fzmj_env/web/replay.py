@@ -68,6 +68,9 @@ def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay
     data["meta"] = page_meta(_seat_names(record))
     who = "every seat face up" if view is None else f"seat {view}'s view"
     subtitle = f"preset {data['preset']} · seed {data['seed']} · {len(data['hands'])} hand(s) · {who}"
+    why = data["record_meta"].get("why")
+    if why:
+        subtitle += f" · {why}"
     return fill(
         asset("replay.html"),
         {
