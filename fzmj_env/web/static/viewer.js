@@ -107,16 +107,17 @@ function seatPanel(f, s, opts) {
   if (opts.view === s) badges.push('<span class="badge you">you</span>');
   let hand;
   if (st.hand) {
-    let drawn = st.last_draw;
-    const parts = [];
-    for (const k of st.hand) {
-      let cls = "";
+    // the tile just drawn goes last, set apart, as at the table
+    const kinds = st.hand.slice();
+    const drawn = st.last_draw;
+    const at = drawn === null || drawn === undefined ? -1 : kinds.lastIndexOf(drawn);
+    if (at >= 0) { kinds.splice(at, 1); kinds.push(drawn); }
+    hand = kinds.map((k, i) => {
+      let cls = at >= 0 && i === kinds.length - 1 ? "drawn" : "";
       let attrs = "";
-      if (opts.clickable && opts.clickable.has(k)) { cls = "click"; attrs = ` data-action="${k}"`; }
-      if (drawn !== null && drawn !== undefined && k === drawn) { drawn = null; cls += (cls ? " " : "") + "drawn"; }
-      parts.push(tile(k, cls, attrs));
-    }
-    hand = parts.join("");
+      if (opts.clickable && opts.clickable.has(k)) { cls += (cls ? " " : "") + "click"; attrs = ` data-action="${k}"`; }
+      return tile(k, cls, attrs);
+    }).join("");
   } else {
     hand = backTile().repeat(st.n_hand);
   }
