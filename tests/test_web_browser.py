@@ -216,8 +216,8 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
         # an illegal request from the page's origin: refused, nothing changes
         before = page.evaluate("+document.body.dataset.version")
         status = page.evaluate(
-            "fetch('/act', {method: 'POST', body: JSON.stringify({action: 99, version: %d})}).then(r => r.status)"
-            % before
+            "v => fetch('/act', {method: 'POST', body: JSON.stringify({action: 99, version: v})}).then(r => r.status)",
+            before,
         )
         assert status == 400 and session.version == before
         clicks = 0
