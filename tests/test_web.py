@@ -324,3 +324,18 @@ def test_eval_saves_worst_and_best_hands_as_records(tmp_path, workers):
         assert [F.load_record(p)["decisions"] for p in again["records"]] == [
             F.load_record(p)["decisions"] for p in paths
         ]
+
+
+def test_the_env_core_and_the_replay_page_do_not_import_agents():
+    """Floors (ARCHITECTURE.md): fzmj_env and the replay writer stand without agents/; only
+    the play server (above agents/) imports it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys, fzmj_env, fzmj_env.web.replay; assert 'agents' not in sys.modules, 'agents imported'"
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(root)}
+    )
+    assert r.returncode == 0, r.stderr

@@ -22,6 +22,7 @@
     document.body.dataset.hand = hi;
     document.body.dataset.frame = fi;
     document.body.dataset.step = f.step === null ? "end" : f.step;
+    void root.offsetHeight; // force style and layout, so the figure includes them
     state.lastRenderMs = performance.now() - t0;
   }
 
