@@ -107,7 +107,11 @@ class RecordKeeper:
         for key, (name, kind, r, entry) in first.items():
             if len(paths) >= self.max_records:
                 break
-            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "agent"
+            short = name
+            if "/" in name and ":" in name:  # ppo:runs/x/checkpoints/latest.pt -> ppo_latest
+                kind_, _, path = name.partition(":")
+                short = f"{kind_}_{Path(path).stem}"
+            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", short).strip("_")[:40] or "agent"
             path = out / f"{len(paths):02d}_{safe}_{kind}{r + 1}_wall{entry[4]}_rot{entry[5]}.json"
             save_record(self._record(entry, "; ".join(labels[key])), path)
             paths.append(path)

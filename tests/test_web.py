@@ -12,6 +12,7 @@ import socket
 import threading
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -331,7 +332,6 @@ def test_the_env_core_and_the_replay_page_do_not_import_agents():
     the play server (above agents/) imports it."""
     import subprocess
     import sys
-    from pathlib import Path
 
     code = "import sys, fzmj_env, fzmj_env.web.replay; assert 'agents' not in sys.modules, 'agents imported'"
     root = Path(__file__).resolve().parents[1]
@@ -339,3 +339,26 @@ def test_the_env_core_and_the_replay_page_do_not_import_agents():
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(root)}
     )
     assert r.returncode == 0, r.stderr
+
+
+def test_trainer_keeps_evaluation_records(tmp_path):
+    """The trainer's hook (``eval_records``): each evaluation writes the learner's worst and best hands."""
+    from train.ppo_selfplay import main as train_main
+
+    root = Path(__file__).resolve().parents[1]
+    sets = [
+        "runs_dir=" + str(tmp_path),
+        "run_name=rec",
+        "total_timesteps=512",
+        "eval_every=1",
+        "eval_hands=8",
+        "eval_records=2",
+    ]
+    train_main(["--config", str(root / "configs/ppo_smoke.yaml")] + [x for s in sets for x in ("--set", s)])
+    for opponent in ("random", "heuristic"):
+        paths = sorted((tmp_path / "rec" / "records" / f"update_000001_vs_{opponent}").glob("*.json"))
+        assert 1 <= len(paths) <= 2 and all(p.name.startswith(("00_ppo_latest", "01_ppo_latest")) for p in paths)
+        for p in paths:
+            rec = F.load_record(p)
+            F.replay(rec)
+            assert "of ppo:" in rec["meta"]["why"]

@@ -222,6 +222,7 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
         assert status == 400 and session.version == before
         clicks = 0
         shot = False
+        timed_out = False
         while page.evaluate("document.body.dataset.done") != "1":
             version = page.evaluate("document.body.dataset.version")
             if page.evaluate("document.body.dataset.handOver") == "1":
@@ -233,6 +234,16 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
                     shot = True
                 tiles = page.locator(".seat .tile.click")
                 tiles.nth(clicks % tiles.count()).click()  # a discard: click the tile
+            elif not timed_out and page.locator("#actions button", has_text="pass").count():
+                # a claim window: the person's timer (set now) answers "pass" for them
+                page.fill("#timer", "1")
+                page.evaluate("fzmj.show(fzmj.st.state)")
+                page.wait_for_function(f"document.body.dataset.version !== '{version}'", timeout=10000)
+                page.fill("#timer", "0")
+                assert any("seat 0 answers the claim window: pass" in x for x in session.log)
+                timed_out = True
+                clicks += 1
+                continue
             else:
                 buttons = page.locator("#actions button")
                 assert buttons.count() > 0, "the person is to act but the page offers nothing"
@@ -251,6 +262,7 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
     rec = F.load_record(record_path)
     assert F.replay(rec).scores == rec["scores"] == session.game.scores
     assert clicks > 0 and rec["meta"]["seats"][0] == "you"
+    assert timed_out  # the hand had a claim window for the person, answered by the timer
     html = tmp_path / "played.html"
     write_replay(record_path, html)  # and the viewer shows the saved game to its end
     page.goto(html.as_uri())
