@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rules_helpers import A_HU, A_PASS, K, discard, new_game, pass_all, resolve, tsumogiri
+from rules_helpers import A_HU, A_PASS, K, discard, kong, new_game, pass_all, resolve, tsumogiri
 
 import fzmj_env as F
 from agents import make_agent
@@ -134,6 +134,23 @@ def test_seat_view_hides_what_the_seat_cannot_see(match):
                     assert a["offered"] is None and a["answer"] is None
     page = R.replay_html(match, view=1)
     assert '"view":1' in page
+
+
+def test_seat_view_hides_the_kind_of_another_seats_concealed_kong():
+    g = new_game(dealer=0, hands={0: JUNK_DEALER, 1: "7777p 123m 456m 123s 45s 9m"}, draws="1p", tail="9s")
+    discard(g, 0, "9p")
+    pass_all(g)
+    step = len(g.decisions)
+    kong(g, 1, "7p")
+    _finish(g)
+    rec = F.make_record(g)
+    frames = record_frames(rec, view=0)["hands"][0]["frames"]
+    assert frames[step]["action"] == {"seat": 1, "action": None, "name": "concealed kong (kind hidden)"}
+    assert frames[step + 1]["seats"][1]["melds"] == [["concealed_kong", -1, -1, -1]]
+    assert "7p" not in " ".join(frames[step]["events"])
+    assert frames[-1]["seats"][1]["melds"] == [["concealed_kong", K("7p"), -1, -1]]  # shown once the hand is over
+    own = record_frames(rec, view=1)["hands"][0]["frames"]
+    assert own[step]["action"]["name"] == "kong 7p" and own[step + 1]["seats"][1]["melds"][0][1] == K("7p")
 
 
 def test_frames_refuse_a_bad_view(match):

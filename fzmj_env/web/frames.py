@@ -141,7 +141,7 @@ def describe_step(
     who = f"seat {seat}"
     claim = before["claim"]
     if claim is None:
-        lines.append(f"{who}: {action_name(action)}")
+        lines.append(f"{who}: {public_action_name(before, after, seat, action, view)}")
     elif view is None or view == seat:
         lines.append(f"{who} answers the claim window: {action_name(action)}")
     else:
@@ -162,6 +162,15 @@ def describe_step(
     elif after["phase"] == "turn" and after["cur"] is not None and after["cur"] != seat:
         lines.append(f"seat {after['cur']} draws")
     return lines
+
+
+def public_action_name(before: dict, after: dict, seat: int, action: int, view: int | None) -> str:
+    """The action's name as ``view`` may see it: another seat's concealed kong hides its kind (R12)."""
+    if view is not None and seat != view and S.A_SELF_KONG <= action < S.A_SELF_KONG + 27:
+        hidden = sum(m[0] == "concealed_kong" and m[1] < 0 for m in after["seats"][seat]["melds"])
+        if hidden > sum(m[0] == "concealed_kong" and m[1] < 0 for m in before["seats"][seat]["melds"]):
+            return "concealed kong (kind hidden)"
+    return action_name(action)
 
 
 def _kind(k: int) -> str:
@@ -270,6 +279,10 @@ def record_frames(record: dict, view: int | None = None) -> dict:
             after = snapshot(g, view, scores)
             after["hand"] = h
             result = g.result if g.done else None
+            if view is not None and seat != view and before["claim"] is None:
+                name = public_action_name(before, after, seat, action, view)
+                if name != action_name(action):
+                    frame["action"] = {"seat": seat, "action": None, "name": name}
             frame["events"] = describe_step(before, after, seat, action, view, result)
             frames.append(frame)
             before = after
