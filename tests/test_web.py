@@ -313,6 +313,7 @@ def test_play_cli_errors(tmp_path, capsys):
         port = busy.getsockname()[1]
         out = str(tmp_path / "g.json")
         assert "already in use" in _play_cli_error(["--agents", "random", "--port", str(port), "--out", out], capsys)
+        assert not (tmp_path / "g.json").exists()  # refused before any game started
 
 
 # ---- fzmj-eval --save-records -----------------------------------------------------------------

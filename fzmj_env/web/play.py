@@ -218,7 +218,19 @@ class Session:
             }
 
 
-def _handler(session: Session, page: str):
+class PlayServer(HTTPServer):
+    """The HTTP server of one session; bound before the session exists (a port in use fails
+    before any game starts), the session attached with :meth:`attach`."""
+
+    session: Session | None = None
+    page: str = ""
+
+    def attach(self, session: Session) -> None:
+        self.page = play_page(session)
+        self.session = session
+
+
+def _handler():
     class Handler(BaseHTTPRequestHandler):
         server_version = "fzmj-play"
 
@@ -237,8 +249,9 @@ def _handler(session: Session, page: str):
             self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
 
         def do_GET(self):
+            session = self.server.session
             if self.path in ("/", "/index.html"):
-                self._send(200, page.encode("utf-8"), "text/html; charset=utf-8")
+                self._send(200, self.server.page.encode("utf-8"), "text/html; charset=utf-8")
             elif self.path == "/state":
                 self._json(200, session.state())
             elif self.path == "/record":
@@ -247,6 +260,7 @@ def _handler(session: Session, page: str):
                 self._json(404, {"error": f"no such page: {self.path}"})
 
         def do_POST(self):
+            session = self.server.session
             try:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}") if n <= 65536 else None
@@ -287,9 +301,13 @@ def play_page(session: Session) -> str:
     )
 
 
-def make_server(session: Session, port: int = 0) -> HTTPServer:
-    """An HTTP server for ``session`` on 127.0.0.1 (``port`` 0: a free one). Raises OSError if taken."""
-    return HTTPServer(("127.0.0.1", port), _handler(session, play_page(session)))
+def make_server(session: Session | None, port: int = 0) -> PlayServer:
+    """An HTTP server on 127.0.0.1 (``port`` 0: a free one) for ``session`` (or attach one
+    later). Raises OSError if the port is taken."""
+    server = PlayServer(("127.0.0.1", port), _handler())
+    if session is not None:
+        server.attach(session)
+    return server
 
 
 class _Parser(argparse.ArgumentParser):
@@ -342,13 +360,14 @@ def main(argv: list[str] | None = None) -> int:
         agents = [make_agent(s) for s in args.agents]
     except AgentSpecError as e:
         p.error(str(e))
-    t0 = time.perf_counter()
-    session = Session(agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out)
     try:
-        server = make_server(session, args.port)
+        server = make_server(None, args.port)  # first: a port in use fails before any game starts
     except OSError as e:
         why = "is already in use" if e.errno == errno.EADDRINUSE else f"cannot be opened ({e.strerror})"
         p.error(f"port {args.port} on 127.0.0.1 {why}")
+    t0 = time.perf_counter()
+    session = Session(agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out)
+    server.attach(session)
     host, port = server.server_address[:2]
     print(
         f"fzmj-play: seat {args.seat} against {', '.join(args.agents)}; {args.hands} hand(s), seed {seed}; ready in {time.perf_counter() - t0:.1f} s",
