@@ -12,6 +12,8 @@ their legal actions and their answers in a claim window not yet resolved.
 
 from __future__ import annotations
 
+import json
+
 from ..actions import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, action_name
 from ..core import state as S
 from ..core.hand import is_idle_gold_counts
@@ -219,9 +221,25 @@ def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
         listed = ", ".join(f"{s} ({values[s]})" if s in values else s for s in specials)
         rows.append(["specials 特殊", None, (listed or "none") + " — the preset decides which count (value below)"])
         rows.append(["value V", result.get("value"), "what each paying seat pays"])
+    for key, value in result.items():  # fields a preset may add (issue 11): shown as they are
+        if key not in _SHOWN_RESULT_KEYS:
+            scalar = isinstance(value, (int, float, str)) or value is None
+            rows.append(
+                [
+                    key.replace("_", " "),
+                    value if scalar else None,
+                    "" if scalar else json.dumps(value, ensure_ascii=False),
+                ]
+            )
     out["rows"] = rows
     out["scores_after"] = [a + b for a, b in zip(start_scores, result.get("points", [0] * 4), strict=True)]
     return out
+
+
+_SHOWN_RESULT_KEYS = {
+    "hand_no", "dealer", "streak", "winner", "win_type", "discarder",
+    "flower_points", "gold_points", "specials", "value", "points",
+}  # fmt: skip
 
 
 def _special_values(rules: Rules) -> dict:
