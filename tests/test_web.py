@@ -128,10 +128,12 @@ def test_seat_view_hides_what_the_seat_cannot_see(match):
         assert f["seats"][1]["hand"] is not None
         if f["step"] is not None and f["actor"] != 1:
             assert f["legal"] is None
-        if f["claim"]:
-            for a in f["claim"]["asked"]:
-                if a["seat"] != 1:
-                    assert a["offered"] is None and a["answer"] is None
+        if f["claim"] and f["step"] is not None:  # only its own answers: who else was asked is private
+            assert f["actor"] == 1 and [a["seat"] for a in f["claim"]["asked"]] == [1]
+    steps = [f["step"] for f in _frames(data) if f["step"] is not None]
+    phase = {f["step"]: f["phase"] for f in _frames(record_frames(match))}
+    own_or_public = [i for i, (s, _) in enumerate(match["decisions"]) if s == 1 or phase[i] != "claim"]
+    assert steps == own_or_public
     page = R.replay_html(match, view=1)
     assert '"view":1' in page
 

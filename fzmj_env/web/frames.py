@@ -93,14 +93,14 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
         asked = []
         for j in range(int(m[S.N_ASK])):
             s = int(v.ask[j])
-            shown = view is None or view == s
-            answer = int(v.choice[s]) if j < pos and shown else None
+            if view is not None and view != s:
+                continue  # that a seat is asked at all tells it holds an option: private (R12)
             asked.append(
                 {
                     "seat": s,
-                    "offered": [a for bit, a in _OPT_ACTIONS if int(v.opts[s]) & bit] + [A_PASS] if shown else None,
+                    "offered": [a for bit, a in _OPT_ACTIONS if int(v.opts[s]) & bit] + [A_PASS],
                     "answered": j < pos,
-                    "answer": answer,
+                    "answer": int(v.choice[s]) if j < pos else None,
                 }
             )
         claim = {
@@ -146,8 +146,6 @@ def describe_step(
         lines.append(f"{who}: {public_action_name(before, after, seat, action, view)}")
     elif view is None or view == seat:
         lines.append(f"{who} answers the claim window: {action_name(action)}")
-    else:
-        lines.append(f"{who} answers the claim window (hidden until it is resolved)")
     if claim is not None and after["claim"] is None or (claim is not None and after["claim"]["tile"] != claim["tile"]):
         lines.append("claim window resolved: " + _resolution(before, after, result))
     if result is not None:
@@ -291,8 +289,9 @@ def record_frames(record: dict, view: int | None = None) -> dict:
                 raise RecordError(f"hand {h}: the record ends inside the hand")
             seat, action = decisions[i]
             frame = dict(before, step=i, action={"seat": seat, "action": action, "name": action_name(action)})
-            if view is not None and seat != view and before["claim"] is not None:
-                frame["action"] = {"seat": seat, "action": None, "name": "answers (hidden)"}
+            # another seat's answer in a claim window is no frame of a seat's view: that it was
+            # asked at all is private (R12); what the window's resolution shows joins the last frame
+            hidden_answer = view is not None and seat != view and before["claim"] is not None
             g.step(action)
             after = snapshot(g, view, scores)
             after["hand"] = h
@@ -302,7 +301,10 @@ def record_frames(record: dict, view: int | None = None) -> dict:
                 if name != action_name(action):
                     frame["action"] = {"seat": seat, "action": None, "name": name}
             frame["events"] = describe_step(before, after, seat, action, view, result)
-            frames.append(frame)
+            if hidden_answer:
+                frames[-1]["events"] = frames[-1]["events"] + frame["events"]  # a discard always came first
+            else:
+                frames.append(frame)
             before = after
             i += 1
         result = g.result
