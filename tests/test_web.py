@@ -290,6 +290,9 @@ def test_play_server_answers_on_localhost_only_and_rejects_bad_requests(tmp_path
         assert code == 200 and body["version"] == st["version"] + 1
         code, body = _post(base + "/nothing", {})
         assert code == 404
+        with pytest.raises(urllib.error.HTTPError) as e:  # the record holds the walls: not before the end
+            urllib.request.urlopen(base + "/record", timeout=10)
+        assert e.value.code == 409
     finally:
         server.shutdown()
         server.server_close()

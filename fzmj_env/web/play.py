@@ -254,8 +254,11 @@ def _handler():
                 self._send(200, self.server.page.encode("utf-8"), "text/html; charset=utf-8")
             elif self.path == "/state":
                 self._json(200, session.state())
-            elif self.path == "/record":
-                self._json(200, session.record())
+            elif self.path == "/record":  # the walls are in it: only once the game is over
+                if session.game.done:
+                    self._json(200, session.record())
+                else:
+                    self._json(409, {"error": "the record is available once the game is over"})
             else:
                 self._json(404, {"error": f"no such page: {self.path}"})
 
