@@ -300,7 +300,8 @@ def record_frames(record: dict, view: int | None = None) -> dict:
                 name = public_action_name(before, after, seat, action, view)
                 if name != action_name(action):
                     frame["action"] = {"seat": seat, "action": None, "name": name}
-            frame["events"] = describe_step(before, after, seat, action, view, result)
+            lines = describe_step(before, after, seat, action, view, result)
+            frame["events"] = lines if hidden_answer else lines[1:]  # the first line is the decision itself
             if hidden_answer:
                 frames[-1]["events"] = frames[-1]["events"] + frame["events"]  # a discard always came first
             else:
