@@ -25,7 +25,12 @@ from fzmj_env.web import play as P
 from fzmj_env.web.play import play_agents
 from fzmj_env.web.replay import write_replay
 
-CHROMIUM = os.environ.get("FZMJ_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = (
+    os.environ.get("FZMJ_CHROMIUM")
+    or shutil.which("chromium")
+    or shutil.which("chromium-browser")
+    or "/usr/bin/chromium"
+)
 CHROMIUM_ARGS = [
     "--no-sandbox",  # CI runs as root
     "--disable-gpu",
@@ -33,6 +38,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
 ]
 OUT = Path(os.environ.get("FZMJ_TEST_OUTPUT", Path(__file__).parent / "output")) / "web"
 
