@@ -7,7 +7,8 @@ pages only draw. A frame is a plain JSON-ready dict:
 ``{"hand", "step", "phase", "actor", "cur", "legal", "action", "events", "wall", "seats",
 "claim", "scores"}`` — see :func:`snapshot`. ``view`` (a seat, or None for every seat) hides
 what that seat may not see (R12): other seats' concealed tiles, their 过水 and 闲金 states,
-their legal actions and their answers in a claim window not yet resolved.
+their legal actions, the kind of their concealed kongs, and whether they were asked in a claim
+window and what they answered (only the window's outcome is public).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..core.hand import is_idle_gold_counts
 from ..game import Game
 from ..record import RecordError, replay
 from ..rules import Rules
+from ..tiles import kind_name
 
 # Option bits of a seat in a claim window (core/state.py OPT_*) -> the action each offers.
 _OPT_ACTIONS = (
@@ -146,7 +148,7 @@ def describe_step(
         lines.append(f"{who}: {public_action_name(before, after, seat, action, view)}")
     elif view is None or view == seat:
         lines.append(f"{who} answers the claim window: {action_name(action)}")
-    if claim is not None and after["claim"] is None or (claim is not None and after["claim"]["tile"] != claim["tile"]):
+    if claim is not None and after["claim"] is None:  # that was the window's last answer
         lines.append("claim window resolved: " + _resolution(before, after, result))
     if result is not None:
         return lines
@@ -154,11 +156,11 @@ def describe_step(
         b, a = before["seats"][s], after["seats"][s]
         new_flowers = len(a["flowers"]) - len(b["flowers"])
         if new_flowers > 0 and before["hand"] == after["hand"]:
-            names = " ".join(_kind(k) for k in a["flowers"][-new_flowers:])
+            names = " ".join(kind_name(k) for k in a["flowers"][-new_flowers:])
             lines.append(f"seat {s} lays out flower(s) {names} and draws replacements")
     if after["phase"] == "turn" and after["cur"] is not None and after["seats"][after["cur"]]["last_draw"] is not None:
         if before["cur"] != after["cur"] or before["phase"] != "turn" or claim is not None or action >= 27:
-            lines.append(f"seat {after['cur']} draws {_kind(after['seats'][after['cur']]['last_draw'])}")
+            lines.append(f"seat {after['cur']} draws {kind_name(after['seats'][after['cur']]['last_draw'])}")
     elif after["phase"] == "turn" and after["cur"] is not None and after["cur"] != seat:
         lines.append(f"seat {after['cur']} draws")
     return lines
@@ -171,12 +173,6 @@ def public_action_name(before: dict, after: dict, seat: int, action: int, view: 
         if hidden > sum(m[0] == "concealed_kong" and m[1] < 0 for m in before["seats"][seat]["melds"]):
             return "concealed kong (kind hidden)"
     return action_name(action)
-
-
-def _kind(k: int) -> str:
-    from ..tiles import kind_name
-
-    return kind_name(k)
 
 
 def _resolution(before: dict, after: dict, result: dict | None) -> str:
