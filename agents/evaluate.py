@@ -144,6 +144,7 @@ class _Setup:
     seed: int
     batch: int
     walls: int
+    log: bool = False  # keep every table's decisions (for --save-records)
 
 
 _WORKER_SETUP: _Setup | None = None
@@ -155,7 +156,7 @@ def _worker_init(setup: _Setup) -> None:
     torch = sys.modules.get("torch")  # one thread per worker process (only if an agent uses torch)
     if torch is not None:
         torch.set_num_threads(1)
-    _WORKER_SETUP = _Setup(setup.slot_agent, agents, setup.rules, setup.seed, setup.batch, setup.walls)
+    _WORKER_SETUP = _Setup(setup.slot_agent, agents, setup.rules, setup.seed, setup.batch, setup.walls, setup.log)
 
 
 def _worker_play(b: int):
@@ -163,7 +164,11 @@ def _worker_play(b: int):
 
 
 def _play_batch(setup: _Setup, b: int, progress=None):
-    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32, decisions)."""
+    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32, decisions, log).
+
+    ``log`` (only with ``setup.log``): (acting seats, actions), both (steps, jobs) int8, seat -1
+    where the job's game was over; otherwise None.
+    """
     from fzmj_env.vector import RESULT_WIDTH, VectorEnv
 
     wpb = setup.batch // 4
@@ -182,6 +187,8 @@ def _play_batch(setup: _Setup, b: int, progress=None):
     slot_agent = setup.slot_agent
     decisions = 0
     steps = 0
+    log_seats: list = []
+    log_actions: list = []
     while True:
         owner = np.where(active, slot_agent[(seat - rot) % 4], -1)
         actions[~active] = 0  # finished tables (auto_reset=False) ignore their action
@@ -207,6 +214,9 @@ def _play_batch(setup: _Setup, b: int, progress=None):
                 )
             actions[sel] = a
             decisions += sel.size
+        if setup.log:
+            log_seats.append(np.where(active, seat, -1).astype(np.int8))
+            log_actions.append(actions.astype(np.int8))
         obs, mask, seat, _, done, info = env.step(actions)
         fin = active & info["hand_over"]
         if fin.any():
@@ -221,7 +231,17 @@ def _play_batch(setup: _Setup, b: int, progress=None):
             raise RuntimeError(f"batch {b}: games still running after {_MAX_STEPS} decisions")
     if progress is not None:
         progress(n)
-    return results, decisions
+    log = (np.stack(log_seats), np.stack(log_actions)) if setup.log else None
+    return results, decisions, log
+
+
+def _keep(keeper, setup: _Setup, b: int, results: np.ndarray, log) -> None:
+    """Offer batch ``b``'s hands to the record keeper (``--save-records``)."""
+    if keeper is None:
+        return
+    wpb = setup.batch // 4
+    nw = min(wpb, setup.walls - b * wpb)
+    keeper.add_batch(b * wpb, np.repeat(wall_seeds(setup.seed, nw, b * wpb), 4), results, log)
 
 
 def _label(agent) -> str:
@@ -388,6 +408,8 @@ def evaluate(
     rules: str = DEFAULT_RULES,
     batch: int = DEFAULT_BATCH,
     start_method: str | None = None,
+    save_records: str | None = None,
+    max_records: int | None = None,
     _raw: bool = False,
 ) -> dict:
     """Play ``hands`` hands in the duplicate format and return the statistics (``results.json``).
@@ -399,6 +421,10 @@ def evaluate(
     of the worker processes: default "fork" (cheap), or "spawn" once torch is imported here
     (a forked child of a process that ran torch ops may hang in its thread pool); then the
     agents passed as objects must be picklable.
+
+    ``save_records``: a directory to write game records into (created if missing): the worst
+    and best hands of each agent, at most ``max_records`` (default 2 per agent; more keep the
+    2nd, 3rd ... worst and best too). Their paths are listed under ``"records"``.
     """
     if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
         raise EvalConfigError(f"hands must be a positive integer, got {hands!r}")
@@ -408,6 +434,8 @@ def evaluate(
         raise EvalConfigError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 4 or batch % 4:
         raise EvalConfigError(f"batch must be a positive multiple of 4, got {batch!r}")
+    if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, (int, np.integer)) or max_records < 1):
+        raise EvalConfigError(f"max_records must be a positive integer, got {max_records!r}")
     from fzmj_env.rules import load_rules
 
     try:
@@ -415,6 +443,11 @@ def evaluate(
     except Exception as e:  # noqa: BLE001
         raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
     slot_agent, objs, names, specs = _distinct(agents)
+    keeper = None
+    if save_records is not None:
+        from .eval_records import RecordKeeper
+
+        keeper = RecordKeeper(names, slot_agent, rules_obj, int(seed), max_records)
     walls = -(-int(hands) // 4)
     try:  # issue 10: what this machine cannot hold is refused now, not after hours of play
         check_int("batch", batch, 4, MAX_TABLES)
@@ -431,27 +464,29 @@ def evaluate(
     decisions = 0
     try:
         if workers == 1:
-            setup = _Setup(slot_agent, objs, rules_obj, int(seed), int(batch), walls)
+            setup = _Setup(slot_agent, objs, rules_obj, int(seed), int(batch), walls, keeper is not None)
             for b in range(n_batches):
                 done_before = bar.n
 
                 def tick(k, base=done_before):
                     bar.update(base + k - bar.n)
 
-                res, dec = _play_batch(setup, b, tick)
+                res, dec, log = _play_batch(setup, b, tick)
                 parts.append(res)
                 decisions += dec
+                _keep(keeper, setup, b, res, log)
         else:
             # specs are rebuilt in each worker (a checkpoint is loaded there); objects are inherited
-            setup = _Setup(slot_agent, list(specs), rules_obj, int(seed), int(batch), walls)
+            setup = _Setup(slot_agent, list(specs), rules_obj, int(seed), int(batch), walls, keeper is not None)
             if start_method is None:
                 fork_ok = "fork" in mp.get_all_start_methods() and "torch" not in sys.modules
                 start_method = "fork" if fork_ok else "spawn"
             ctx = mp.get_context(start_method)
             with ctx.Pool(workers, initializer=_worker_init, initargs=(setup,)) as pool:
-                for res, dec in pool.imap(_worker_play, range(n_batches)):
+                for b, (res, dec, log) in enumerate(pool.imap(_worker_play, range(n_batches))):
                     parts.append(res)
                     decisions += dec
+                    _keep(keeper, setup, b, res, log)
                     bar.update(len(res))
     finally:
         bar.close()
@@ -476,6 +511,8 @@ def evaluate(
             "workers": workers,
         },
     }
+    if keeper is not None:
+        out["records"] = [str(p) for p in keeper.write(save_records)]
     if _raw:
         return out, raw
     return out
@@ -609,6 +646,14 @@ def _parser() -> argparse.ArgumentParser:
         "--batch", type=int, default=DEFAULT_BATCH, help=f"tables per batch, a multiple of 4 (default {DEFAULT_BATCH})"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--save-records",
+        metavar="DIR",
+        help="write game records of the worst and best hands of each agent into DIR (for fzmj-replay)",
+    )
+    p.add_argument(
+        "--max-records", type=int, metavar="N", help="records to keep with --save-records (default: 2 per agent)"
+    )
     return p
 
 
@@ -632,6 +677,10 @@ def main(argv=None) -> int:
             check_output_file(args.plot, "--plot", PLOT_SUFFIXES)
     except ValueError as e:
         p.error(str(e))
+    if args.max_records is not None and (args.max_records < 1 or not args.save_records):
+        p.error("--max-records needs --save-records and must be >= 1")
+    if args.save_records and os.path.exists(args.save_records) and not os.path.isdir(args.save_records):
+        p.error(f"--save-records: {args.save_records!r} is not a directory")
     try:
         res, raw = evaluate(
             args.agents,
@@ -641,6 +690,8 @@ def main(argv=None) -> int:
             progress=not args.no_progress,
             rules=args.rules,
             batch=args.batch,
+            save_records=args.save_records,
+            max_records=args.max_records,
             _raw=True,
         )
     except (AgentSpecError, EvalConfigError) as e:
@@ -652,6 +703,8 @@ def main(argv=None) -> int:
         sys.stderr.write(f"{p.prog}: error: {type(e).__name__}: {e}\n")
         return 1
     print(markdown(res))
+    if res.get("records"):
+        print(f"\nsaved {len(res['records'])} game records to {args.save_records} (view one: fzmj-replay {res['records'][0]})")
     try:
         if args.out:
             with open(args.out, "w", encoding="utf-8") as f:

@@ -19,6 +19,7 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent.parent
 _PACKAGES = ("fzmj_env", "agents", "train")  # every package with @njit(cache=True) kernels
 _STAMP = Path(__file__).resolve().parent / "__pycache__" / "numba_sources.sha256"
+_NO_KERNELS = (_ROOT / "fzmj_env" / "web",)  # the pages (issue 15): no kernel, no reason to recompile
 
 
 def _sources() -> list[Path]:
@@ -26,7 +27,11 @@ def _sources() -> list[Path]:
     for pkg in _PACKAGES:
         d = _ROOT / pkg
         if d.is_dir():
-            files += sorted(p for p in d.rglob("*.py") if "__pycache__" not in p.parts)
+            files += sorted(
+                p
+                for p in d.rglob("*.py")
+                if "__pycache__" not in p.parts and not any(p.is_relative_to(x) for x in _NO_KERNELS)
+            )
     return files
 
 

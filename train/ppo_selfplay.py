@@ -176,6 +176,8 @@ class Args:
     """hands per evaluation (against each of random and heuristic)"""
     eval_workers: int = 1
     """processes of the evaluator"""
+    eval_records: int = 0  # issue 15 hook
+    """game records kept per evaluation (the learner's worst and best hands, for fzmj-replay) under runs/<name>/records/ (0: none)"""
     save_every: int = 50
     """updates between two checkpoints (there is always one at the end)"""
 
@@ -314,7 +316,7 @@ def make_optimizer(agent: nn.Module, lr: float) -> torch.optim.Optimizer:
         return torch.optim.Adam(agent.parameters(), lr=lr, eps=1e-5)
 
 
-def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dict:
+def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int, records: Path | None = None) -> dict:
     """Duplicate evaluation (``agents.evaluate``) of the checkpoint against three ``opponent`` seats.
 
     Returns the learner's entry: mean_score, ci95, win_rate, deal_in_rate, self_draw_rate, ...
@@ -322,8 +324,9 @@ def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int) -> dic
     from agents.evaluate import evaluate
 
     spec = f"ppo:{ckpt}"
+    keep = {"save_records": str(records), "max_records": args.eval_records} if records and args.eval_records > 0 else {}
     result = evaluate(
-        [spec, opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers, progress=False, rules=args.rules
+        [spec, opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers, progress=False, rules=args.rules, **keep
     )
     return result["agents"][spec]
 
@@ -747,7 +750,8 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
             latest = save(update)
         if do_eval and distributed.is_main():  # [distributed] rank 0 alone evaluates
             for opponent in ("random", "heuristic"):
-                res = evaluate_checkpoint(latest, opponent, args, seed=1_000_000 + args.seed)  # same walls each time
+                records = run_dir / "records" / f"update_{update:06d}_vs_{opponent}"  # issue 15 hook: eval_records
+                res = evaluate_checkpoint(latest, opponent, args, seed=1_000_000 + args.seed, records=records)  # same walls each time
                 latest_eval[opponent] = res
                 writer.add_scalar(f"eval/score_vs_{opponent}", res["mean_score"], global_step)
                 writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)

@@ -1,0 +1,132 @@
+"""``fzmj-replay``: a game record as one self-contained HTML page (no server, no network).
+
+    fzmj-replay game.json -o game.html            # every seat face up
+    fzmj-replay game.json --seat 2                # what seat 2 saw (R12)
+
+The engine replays the record and writes one snapshot per decision into the page (see
+``frames.py``); the page's JavaScript only draws them. Keys: ← → decision, ↑ ↓ hand, Home/End.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+from ..actions import NUM_ACTIONS, action_name
+from ..record import RecordError, load_record
+from ..tiles import GLYPHS, NUM_KINDS, kind_name
+from .frames import record_frames
+
+_SLOT = re.compile(r"\{\{([A-Z_]+)\}\}")
+
+
+def asset(name: str) -> str:
+    """The text of a static file of the pages (``fzmj_env/web/static``)."""
+    return resources.files("fzmj_env.web").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def page_meta(seat_names: list[str] | None = None) -> dict:
+    """Names the pages print: tile notation and Chinese glyph per kind, action names (from Python)."""
+    return {
+        "names": [kind_name(k) for k in range(NUM_KINDS)],
+        "glyphs": list(GLYPHS),
+        "actions": [action_name(a) for a in range(NUM_ACTIONS)],
+        "seat_names": seat_names or [],
+    }
+
+
+def fill(template: str, slots: dict[str, str]) -> str:
+    """Put each ``{{NAME}}`` slot's text in, in one pass (inserted text is never scanned again)."""
+    return _SLOT.sub(lambda m: slots[m.group(1)], template)
+
+
+def script_json(obj) -> str:
+    """JSON safe inside a <script> element (no ``</`` can close it early)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+
+
+def _seat_names(record: dict) -> list[str]:
+    meta = record.get("meta")
+    names = meta.get("seats") if isinstance(meta, dict) else None
+    if isinstance(names, list) and len(names) == 4:
+        return [str(x) for x in names]
+    return []
+
+
+def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay") -> str:
+    """The replay page of ``record`` as one HTML string. ``view``: a seat 0..3, or None for all.
+
+    Raises :class:`~fzmj_env.record.RecordError` if the engine cannot replay the record exactly.
+    """
+    data = record_frames(record, view)
+    data["meta"] = page_meta(_seat_names(record))
+    who = "every seat face up" if view is None else f"seat {view}'s view"
+    subtitle = f"preset {data['preset']} · seed {data['seed']} · {len(data['hands'])} hand(s) · {who}"
+    why = data["record_meta"].get("why")
+    if why:
+        subtitle += f" · {why}"
+    return fill(
+        asset("replay.html"),
+        {
+            "TITLE": html.escape(title),
+            "SUBTITLE": html.escape(subtitle),
+            "CSS": asset("viewer.css"),
+            "DATA": script_json(data),
+            "VIEWER_JS": asset("viewer.js"),
+            "REPLAY_JS": asset("replay.js"),
+        },
+    )
+
+
+def write_replay(record_path: str | Path, out: str | Path, view: int | None = None) -> Path:
+    """Read a record file and write its replay page; returns the output path."""
+    record = load_record(record_path)
+    page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}")
+    out = Path(out)
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _Parser(prog="fzmj-replay", description="Write a game record as a self-contained HTML replay page.")
+    p.add_argument(
+        "record", help="a game record (JSON, from fzmj_env.save_record, fzmj-eval --save-records or fzmj-play)"
+    )
+    p.add_argument("-o", "--out", help="the HTML file to write (default: the record's name with .html)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--seat", type=int, metavar="N", help="show only what seat N (0-3) could see")
+    g.add_argument("--all", action="store_true", help="show every seat face up (the default)")
+    args = p.parse_args(argv)
+    if args.seat is not None and not 0 <= args.seat <= 3:
+        p.error(f"--seat must be 0..3, got {args.seat}")
+    src = Path(args.record)
+    if not src.is_file():
+        p.error(f"{src}: no such file")
+    out = Path(args.out) if args.out else src.with_suffix(".html")
+    if not out.parent.is_dir():
+        p.error(f"-o: directory {str(out.parent)!r} does not exist")
+    t0 = time.perf_counter()
+    try:
+        write_replay(src, out, args.seat)
+    except RecordError as e:
+        p.error(f"{src}: {e}".replace("\n", " "))
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:  # malformed beyond the shape check
+        p.error(f"{src}: not a valid fzmj record ({type(e).__name__}: {e})".replace("\n", " "))
+    print(f"wrote {out} in {time.perf_counter() - t0:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,203 @@
+// fzmj table renderer: draws one frame (a state snapshot computed by the Python engine) as HTML.
+// No rule lives here: every number, option and label comes from the frame or from `FZ.meta`
+// (tile names, action names, preset), which Python writes. Used by the replay page and the play page.
+"use strict";
+
+const FZ = { meta: null, tileCache: new Map() };
+
+// Pip positions (fractions of the tile face) for ranks 1..9 of dots and bamboo.
+const PIPS = [
+  [],
+  [[0.5, 0.5]],
+  [[0.5, 0.27], [0.5, 0.73]],
+  [[0.26, 0.22], [0.5, 0.5], [0.74, 0.78]],
+  [[0.3, 0.27], [0.7, 0.27], [0.3, 0.73], [0.7, 0.73]],
+  [[0.28, 0.22], [0.72, 0.22], [0.5, 0.5], [0.28, 0.78], [0.72, 0.78]],
+  [[0.3, 0.2], [0.7, 0.2], [0.3, 0.5], [0.7, 0.5], [0.3, 0.8], [0.7, 0.8]],
+  [[0.22, 0.14], [0.5, 0.26], [0.78, 0.38], [0.3, 0.6], [0.7, 0.6], [0.3, 0.84], [0.7, 0.84]],
+  [[0.3, 0.14], [0.7, 0.14], [0.3, 0.38], [0.7, 0.38], [0.3, 0.62], [0.7, 0.62], [0.3, 0.86], [0.7, 0.86]],
+  [[0.22, 0.2], [0.5, 0.2], [0.78, 0.2], [0.22, 0.5], [0.5, 0.5], [0.78, 0.5], [0.22, 0.8], [0.5, 0.8], [0.78, 0.8]],
+];
+const NUMERALS = "一二三四五六七八九";
+const DOT_COLORS = ["#1d4fa3", "#b3261e", "#1f7a3a"];
+
+function esc(s) {
+  return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+}
+
+// The face of one tile kind (0..41) as SVG, drawn by us: dots, bamboo sticks, numerals, flowers.
+function tileFace(kind) {
+  const W = 30, H = 40;
+  let body = "";
+  if (kind < 27) {
+    const suit = Math.floor(kind / 9), rank = (kind % 9) + 1;
+    if (suit === 0) {
+      body = `<text x="15" y="18" class="num">${NUMERALS[rank - 1]}</text><text x="15" y="35" class="wan">万</text>`;
+    } else if (suit === 1) {
+      const r = rank === 1 ? 9 : rank <= 4 ? 5.2 : 4;
+      PIPS[rank].forEach(([x, y], i) => {
+        const c = DOT_COLORS[(i + rank) % 3];
+        body += `<circle cx="${x * W}" cy="${y * H}" r="${r}" fill="none" stroke="${c}" stroke-width="2"/><circle cx="${x * W}" cy="${y * H}" r="${r / 3}" fill="${c}"/>`;
+      });
+    } else {
+      const h = rank === 1 ? 24 : rank <= 6 ? 10 : 8;
+      PIPS[rank].forEach(([x, y], i) => {
+        const c = rank === 1 || i % 3 !== 1 ? "#1f7a3a" : "#b3261e";
+        body += `<rect x="${x * W - 2.2}" y="${y * H - h / 2}" width="4.4" height="${h}" rx="2" fill="${c}"/><line x1="${x * W - 2.2}" x2="${x * W + 2.2}" y1="${y * H}" y2="${y * H}" stroke="#fff" stroke-width="0.8"/>`;
+      });
+    }
+  } else {
+    const g = FZ.meta.glyphs[kind];
+    const color = kind < 34 ? (kind === 32 ? "#1f7a3a" : kind === 33 ? "#b3261e" : kind === 31 ? "#1d4fa3" : "#222") : "#8a2be2";
+    body = `<text x="15" y="27" class="flower" fill="${color}">${esc(g)}</text>`;
+  }
+  return `<svg viewBox="0 0 ${W} ${H}" aria-hidden="true">${body}</svg>`;
+}
+
+// One tile. `extra`: more CSS classes; golds get the gold look (R5: every tile of the gold kind).
+function tile(kind, extra = "", attrs = "") {
+  const gold = FZ.gold === kind && kind < 27;
+  const key = `${kind}|${extra}|${gold}|${attrs}`;
+  let html = FZ.tileCache.get(key);
+  if (html === undefined) {
+    const name = FZ.meta.names[kind];
+    const title = `${name} ${FZ.meta.glyphs[kind]}${gold ? " — gold 金" : ""}`;
+    html = `<span class="tile${gold ? " gold" : ""}${extra ? " " + extra : ""}" data-kind="${kind}" title="${esc(title)}"${attrs}>${tileFace(kind)}<i>${name}</i>${gold ? "<b>金</b>" : ""}</span>`;
+    FZ.tileCache.set(key, html);
+  }
+  return html;
+}
+
+function backTile() {
+  return '<span class="tile back" data-kind="-1"></span>';
+}
+
+const MELD_LABEL = {
+  chi: "chi 吃", peng: "peng 碰", exposed_kong: "kong 明杠", added_kong: "added kong 加杠", concealed_kong: "concealed kong 暗杠",
+};
+
+function meldTiles(m) {
+  const [type, kind, taken] = m;
+  if (kind < 0) return backTile() + backTile() + backTile() + backTile();
+  let kinds;
+  if (type === "chi") kinds = [kind, kind + 1, kind + 2];
+  else if (type === "peng") kinds = [kind, kind, kind];
+  else kinds = [kind, kind, kind, kind];
+  let marked = false;
+  return kinds.map((k) => {
+    if (!marked && taken === k) { marked = true; return tile(k, "taken"); }
+    return tile(k);
+  }).join("");
+}
+
+function seatName(s) {
+  const names = (FZ.meta.seat_names || [])[s];
+  return names ? `seat ${s} · ${esc(names)}` : `seat ${s}`;
+}
+
+// The HTML of one seat's panel. `clickable`: kinds the person may discard now (play page).
+function seatPanel(f, s, opts) {
+  const st = f.seats[s];
+  const badges = [];
+  if (f.dealer === s) badges.push(`<span class="badge dealer" title="dealer 庄家">dealer 庄${f.streak ? " · streak 连庄 " + f.streak : ""}</span>`);
+  if (f.actor === s) badges.push('<span class="badge turn">to act</span>');
+  if (st.passed && st.passed.length) badges.push(`<span class="badge passed" title="过水 (R9.4): may not win on a discard of these kinds until it discards">过水 passed: ${st.passed.map((k) => FZ.meta.names[k]).join(" ")}</span>`);
+  if (st.idle_gold) badges.push('<span class="badge idle" title="闲金 (R9.5): wins on every kind; a discard win only as 金雀">闲金 idle gold</span>');
+  if (st.gold_thrown) badges.push('<span class="badge thrown" title="discarded a gold (R7, R9.3): self-draw wins only">discarded a gold 打金</span>');
+  if (opts.view === s) badges.push('<span class="badge you">you</span>');
+  let hand;
+  if (st.hand) {
+    // the tile just drawn goes last, set apart, as at the table
+    const kinds = st.hand.slice();
+    const drawn = st.last_draw;
+    const at = drawn === null || drawn === undefined ? -1 : kinds.lastIndexOf(drawn);
+    if (at >= 0) { kinds.splice(at, 1); kinds.push(drawn); }
+    hand = kinds.map((k, i) => {
+      let cls = at >= 0 && i === kinds.length - 1 ? "drawn" : "";
+      let attrs = "";
+      if (opts.clickable && opts.clickable.has(k)) { cls += (cls ? " " : "") + "click"; attrs = ` data-action="${k}"`; }
+      return tile(k, cls, attrs);
+    }).join("");
+  } else {
+    hand = backTile().repeat(st.n_hand);
+  }
+  const melds = st.melds.map((m) => {
+    const from = m[3] >= 0 ? ` from seat ${m[3]}` : "";
+    return `<span class="meld" title="${esc(MELD_LABEL[m[0]] + from)}" data-type="${m[0]}">${meldTiles(m)}<small>${MELD_LABEL[m[0]]}${from}</small></span>`;
+  }).join("");
+  const flowers = st.flowers.map((k) => tile(k, "small")).join("");
+  const disc = st.disc.map(([k, claimed]) => tile(k, claimed ? "small claimed" : "small", claimed ? ' data-claimed="1"' : "")).join("");
+  const score = f.scores[s];
+  return `<div class="seat${f.actor === s ? " acting" : ""}" data-seat="${s}">
+    <div class="seat-head"><b>${seatName(s)}</b> <span class="score" data-score="${score}">${score > 0 ? "+" : ""}${score}</span> ${badges.join(" ")}</div>
+    <div class="row"><div class="hand" data-n="${st.n_hand}">${hand}</div><div class="melds">${melds}</div></div>
+    <div class="row small-row"><span class="lbl">flowers 花 (${st.flowers.length})</span><div class="flowers">${flowers}</div></div>
+    <div class="row small-row"><span class="lbl">discards</span><div class="discards">${disc}</div></div>
+  </div>`;
+}
+
+function infoBar(f, handInfo) {
+  const w = f.wall;
+  const final = w.final >= 0 ? `<span class="pill final">final round 最后一组: ${w.final} draws</span>` : (w.drawable <= 4 && f.phase !== "end" ? '<span class="pill final">final round next 最后一组</span>' : "");
+  return `<div class="info">
+    <span class="pill">hand ${f.hand + 1}${handInfo ? " / " + handInfo.count : ""}</span>
+    <span class="pill">dealer 庄 seat ${f.dealer}${f.streak ? ", streak 连庄 " + f.streak : ""}</span>
+    <span class="pill goldpill">gold 金: ${tile(f.gold, "small indicator")}</span>
+    <span class="pill" id="wall">tiles left <b data-left>${w.left}</b> · reserve 留牌 <b>${w.reserve}</b> · drawable <b>${w.drawable}</b></span>
+    ${final}
+  </div>`;
+}
+
+function actionLabel(a) {
+  return a === null || a === undefined ? "?" : FZ.meta.actions[a];
+}
+
+function claimBox(f) {
+  const c = f.claim;
+  if (!c) return "";
+  const rows = c.asked.map((a) => {
+    const offered = a.offered ? a.offered.map(actionLabel).join(", ") : "(hidden)";
+    const ans = a.answered ? (a.answer === null ? "answered (hidden)" : actionLabel(a.answer)) : f.actor === a.seat ? "deciding…" : "waiting";
+    return `<tr data-seat="${a.seat}"><td>seat ${a.seat}</td><td>${esc(offered)}</td><td class="ans">${esc(ans)}</td></tr>`;
+  }).join("");
+  return `<div class="box claim"><h3>claim window 吃碰胡</h3>
+    <p>seat ${c.from} discarded ${tile(c.tile, "small")}${c.rob ? ' — the dealer\'s first discard: 抢金 (rob the gold) is offered too' : ""}</p>
+    <p class="note">asked nearest first, decided blind; resolved by priority once all have answered</p>
+    <table><tr><th>seat</th><th>offered</th><th>answer</th></tr>${rows}</table></div>`;
+}
+
+const SPECIAL_LABEL = {
+  heavenly: "天胡 heavenly win", rob_gold: "抢金 rob the gold", no_flower_no_kong: "平胡 no flower no kong", one_flower: "平胡 one flower",
+  three_golds: "三金倒 three golds", golden_pair: "金雀 golden pair", golden_dragon: "金龙 golden dragon",
+};
+const WIN_TYPE_LABEL = { discard: "a discard win 放胡", self_draw: "self-draw 自摸", heavenly: "heavenly win 天胡", rob_gold: "robbing the gold 抢金", three_golds: "three golds 三金倒" };
+
+function resultBox(r) {
+  if (!r) return "";
+  let head;
+  if (r.winner === null || r.winner === undefined) head = "drawn hand 和局 — nobody pays";
+  else head = `seat ${r.winner} wins: ${WIN_TYPE_LABEL[r.win_type] || r.win_type}${r.discarder !== null && r.discarder !== undefined ? `, on seat ${r.discarder}'s discard` : ""}`;
+  const rows = (r.rows || []).map(([label, value, note]) => `<tr><td>${esc(label)}</td><td class="num">${value === null || value === undefined ? "" : esc(value)}</td><td class="note">${esc(note)}</td></tr>`).join("");
+  const specials = (r.specials || []).map((s) => `<span class="badge special">${esc(SPECIAL_LABEL[s] || s)}</span>`).join(" ");
+  const pay = r.points.map((p, s) => `<td data-points="${p}">${p > 0 ? "+" : ""}${p}</td>`).join("");
+  const after = r.scores_after ? r.scores_after.map((p) => `<td>${p > 0 ? "+" : ""}${p}</td>`).join("") : "";
+  return `<div class="box result" data-winner="${r.winner === null ? "" : r.winner}" data-value="${r.value}"><h3>result</h3><p class="head">${esc(head)}</p>
+    ${specials ? `<p>${specials}</p>` : ""}
+    ${rows ? `<table class="breakdown">${rows}</table>` : ""}
+    <table class="pay"><tr><th></th><th>seat 0</th><th>seat 1</th><th>seat 2</th><th>seat 3</th></tr><tr><th>payments</th>${pay}</tr>${after ? `<tr><th>scores</th>${after}</tr>` : ""}</table></div>`;
+}
+
+// Draw frame `f` into `root`. opts: {view, clickable:Set, result (shown on the end frame), handInfo}.
+function renderTable(root, f, opts = {}) {
+  FZ.gold = f.gold;
+  const seats = [0, 1, 2, 3].map((s) => seatPanel(f, s, opts)).join("");
+  root.querySelector(".table").innerHTML = infoBar(f, opts.handInfo) + seats;
+  const side = [];
+  if (f.action) {
+    side.push(`<div class="box decision"><h3>decision ${f.step === null ? "" : f.step + 1}</h3><p>seat ${f.action.seat} (${esc(f.phase.replace(/_/g, " "))}): <b class="chosen">${esc(f.action.name)}</b></p>${f.legal ? `<p class="note">legal: ${f.legal.map(actionLabel).map(esc).join(", ")}</p>` : ""}</div>`);
+  }
+  side.push(claimBox(f));
+  if (f.events && f.events.length) side.push(`<div class="box events"><h3>then</h3>${f.events.map((e) => `<p>${esc(e)}</p>`).join("")}</div>`);
+  if (f.phase === "end") side.push(resultBox(opts.result));
+  root.querySelector(".side").innerHTML = side.join("");
+}
