@@ -74,6 +74,7 @@ __all__ = [
     "markdown",
     "html_page",
     "add_to_league",
+    "check_league",
     "agent_identity",
     "rules_identity",
     "main",
@@ -226,12 +227,15 @@ def open_league(
     hands_per_pairing: int | None = None,
     rules: str | None = None,
     batch: int | None = None,
+    write: bool = True,
 ) -> LeagueConfig:
-    """Create the league folder ``path``, or open it and check that the given settings match its own.
+    """Create the league folder ``path``, or open it and check the given settings against its own.
 
-    Settings left as None take the folder's values (or the defaults for a new folder). A
-    setting that differs from the folder's raises :class:`LeagueError`: the cached matches
-    were played under the folder's settings.
+    Settings left as None take the folder's values (or the defaults for a new folder). Once a
+    match has been played in the folder its settings are fixed: one that differs raises
+    :class:`LeagueError` (the cached matches were played under the folder's settings); before
+    that, the given settings replace the folder's (e.g. of a folder the trainer created).
+    ``write=False``: nothing is written yet (:func:`save_config` does it).
     """
     root = Path(path)
     if root.exists() and not root.is_dir():
@@ -250,50 +254,56 @@ def open_league(
     if rules is not None and Path(rules).is_file():
         rules = str(Path(rules).resolve())
     cfg_path = root / CONFIG_FILE
+    base = {"seed": 0, "format": "1v3", "hands_per_pairing": DEFAULT_HANDS, "batch": DEFAULT_BATCH}
+    base_rules, base_rid = DEFAULT_RULES, None
     if cfg_path.exists():
         old = _read_json(cfg_path, "league config")
         try:
             if old.get("fzmj_league") != LEAGUE_VERSION:
                 raise LeagueError(f"{cfg_path}: league version {old.get('fzmj_league')!r}, expected {LEAGUE_VERSION}")
-            given = {"seed": seed, "format": format, "hands_per_pairing": hands_per_pairing, "batch": batch}
-            for key, value in given.items():
-                if value is not None and value != old[key]:
-                    raise LeagueError(
-                        f"league folder {str(root)!r} was played with {key.replace('_', ' ')} {old[key]}, not {value} "
-                        "(use another --dir for other settings)"
-                    )
-            rules_spec = old["rules"] if rules is None else rules
-            rid = rules_identity(rules_spec)
-            if rid != old["rules_id"]:
-                theirs = old["rules_id"]["name"]
-                why = " (the rules file changed since)" if rid["name"] == theirs else ""
+            base = {"seed": int(old["seed"]), "format": str(old["format"]), "batch": int(old["batch"]),
+                    "hands_per_pairing": int(old["hands_per_pairing"])}  # fmt: skip
+            base_rules, base_rid = str(old["rules"]), dict(old["rules_id"])
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            if isinstance(e, LeagueError):
+                raise
+            raise LeagueError(f"league config {cfg_path} is unreadable (bad field {e}); delete it") from e
+    given = {"seed": seed, "format": format, "hands_per_pairing": hands_per_pairing, "batch": batch}
+    rules_spec = base_rules if rules is None else rules
+    rid = rules_identity(rules_spec)
+    if base_rid is not None and any((root / MATCH_DIR).glob("*.json")):
+        # matches were played under the folder's settings: they are fixed from now on
+        for key, value in given.items():
+            if value is not None and value != base[key]:
                 raise LeagueError(
-                    f"league folder {str(root)!r} was played with other rules ({theirs!r}) than {rules_spec!r}{why}; "
-                    "use another --dir"
+                    f"league folder {str(root)!r} was played with {key.replace('_', ' ')} {base[key]}, not {value} "
+                    "(use another --dir for other settings)"
                 )
-            cfg = LeagueConfig(
-                int(old["seed"]),
-                old["format"],
-                int(old["hands_per_pairing"]),
-                old["rules"],
-                old["rules_id"],
-                int(old["batch"]),
+        if rid != base_rid:
+            why = " (the rules file changed since)" if rid["name"] == base_rid.get("name") else ""
+            raise LeagueError(
+                f"league folder {str(root)!r} was played with other rules ({base_rid.get('name')!r}) than "
+                f"{rules_spec!r}{why}; use another --dir"
             )
-        except (KeyError, TypeError, AttributeError) as e:
-            raise LeagueError(f"league config {cfg_path} is unreadable (bad field {e}); delete the folder") from e
-        return cfg
-    rules_spec = DEFAULT_RULES if rules is None else rules
+    values = {k: base[k] if v is None else v for k, v in given.items()}
     cfg = LeagueConfig(
-        seed=0 if seed is None else int(seed),
-        format=format or "1v3",
-        hands_per_pairing=DEFAULT_HANDS if hands_per_pairing is None else int(hands_per_pairing),
+        seed=int(values["seed"]),
+        format=values["format"],
+        hands_per_pairing=int(values["hands_per_pairing"]),
         rules=rules_spec,
-        rules_id=rules_identity(rules_spec),
-        batch=DEFAULT_BATCH if batch is None else int(batch),
+        rules_id=rid,
+        batch=int(values["batch"]),
     )
-    (root / MATCH_DIR).mkdir(parents=True, exist_ok=True)
-    _write_json(cfg_path, cfg.as_dict())
+    if write:
+        save_config(root, cfg)
     return cfg
+
+
+def save_config(path: str | Path, cfg: LeagueConfig) -> None:
+    """Write the settings of league folder ``path`` (from :func:`open_league`, which checked them)."""
+    root = Path(path)
+    (root / MATCH_DIR).mkdir(parents=True, exist_ok=True)
+    _write_json(root / CONFIG_FILE, cfg.as_dict())
 
 
 def _roster(root: Path) -> list[dict]:
@@ -865,12 +875,22 @@ def html_page(res: dict) -> str:
 def add_to_league(path: str | Path, spec: str, name: str | None = None, rules: str | None = None) -> None:
     """Add one agent (e.g. a trainer's evaluation checkpoint) to the roster of league folder ``path``.
 
-    Creates the folder with the default settings (and ``rules``) if needed; an existing folder
-    with other rules raises :class:`LeagueError`. Plays nothing: ``fzmj-league --dir PATH``
-    plays the new pairings.
+    Creates the folder with the default settings and ``rules`` if needed (an existing folder
+    keeps its settings: :func:`check_league` compares them, once, before a run). Plays nothing:
+    ``fzmj-league --dir PATH`` plays the new pairings.
     """
-    open_league(path, rules=rules)
+    if not (Path(path) / CONFIG_FILE).exists():
+        open_league(path, rules=rules)
     add_agents(path, [spec], names=[name] if name else None)
+
+
+def check_league(path: str | Path, rules: str | None = None) -> None:
+    """Raise :class:`LeagueError` if ``path`` cannot take agents played under ``rules`` (writes nothing)."""
+    root = Path(path)
+    if root.exists() and not root.is_dir():
+        raise LeagueError(f"league folder {str(root)!r} is not a directory")
+    if (root / CONFIG_FILE).exists():
+        open_league(root, rules=rules)  # an existing folder is only read and compared
 
 
 # ---------------------------------------------------------------------------------------------
@@ -917,7 +937,12 @@ def main(argv=None) -> int:
         p.error(f"duplicate agent spec {dup!r}")
     try:
         cfg = open_league(
-            args.dir, seed=args.seed, format=args.format, hands_per_pairing=args.hands_per_pairing, rules=args.rules
+            args.dir,
+            seed=args.seed,
+            format=args.format,
+            hands_per_pairing=args.hands_per_pairing,
+            rules=args.rules,
+            write=False,
         )
         roster = remove_agents(add_agents(args.dir, args.agents, write=False), args.remove)
         if len(roster) < 2:
@@ -925,6 +950,7 @@ def main(argv=None) -> int:
                 f"a league needs at least 2 agents, the folder {args.dir!r} would have {len(roster)}; add some with --agents"
             )
         ents = entrants(roster)  # every agent loads and is distinct before the roster is saved
+        save_config(args.dir, cfg)
         write_roster(args.dir, roster)
         played = play(args.dir, cfg, ents, workers=args.workers, progress=not args.no_progress)
         res = standings(args.dir, cfg, ents, played)
