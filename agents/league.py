@@ -780,7 +780,9 @@ def _svg_ratings(res: dict) -> str:
     t = math.ceil(lo / step) * step
     while t <= hi:
         parts.append(f'<line x1="{x(t):.1f}" y1="{top - 8}" x2="{x(t):.1f}" y2="{height - 30}" class="grid"/>')
-        parts.append(f'<text x="{x(t):.1f}" y="{height - 14}" text-anchor="middle">{t:+g}</text>')
+        parts.append(
+            f'<text x="{x(t):.1f}" y="{height - 14}" text-anchor="middle">{0 if abs(t) < step / 2 else t:+g}</text>'
+        )
         t += step
     parts.append(f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{height - 30}" class="zero"/>')
     for r, a in enumerate(agents):
@@ -806,6 +808,7 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; background:
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.92em; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }
+td { white-space: nowrap; }
 th { background: #f4f4f4; } td.name, th.name { text-align: left; }
 td.pos { color: #0a6b2d; } td.neg { color: #a4161a; }
 svg text { font-size: 12px; fill: #222; } svg .grid { stroke: #e4e4e4; } svg .zero { stroke: #888; }

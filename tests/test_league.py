@@ -162,6 +162,14 @@ def test_results_do_not_depend_on_workers(tmp_path, bot):
     for f in (tmp_path / "w1" / "matches").glob("*.json"):
         a, b = json.loads(f.read_text()), json.loads((tmp_path / "w2" / "matches" / f.name).read_text())
         assert a["agents"] == b["agents"]
+    # spawned workers (what a league with a ppo: agent gets once torch is loaded): the same results
+    d = tmp_path / "w3"
+    cfg = L.open_league(d, hands_per_pairing=96)
+    ents = L.entrants(L.add_agents(d, ["random", "heuristic", bot]))
+    assert L.play(d, cfg, ents, workers=2, progress=False, start_method="spawn")["matches"] == 6
+    assert json.dumps(_no_played(L.standings(d, cfg, ents)), sort_keys=True) == json.dumps(
+        _no_played(one), sort_keys=True
+    )
 
 
 def test_resume_after_a_kill(tmp_path, bot):
@@ -304,10 +312,11 @@ def test_training_adds_its_evaluation_checkpoints_to_a_league(tmp_path, capsys):
 
     league = tmp_path / "lg"
     argv = ["--config", str(ROOT / "configs/ppo_smoke.yaml"), "--set", f"runs_dir={tmp_path}", "--set", "run_name=r"]
-    argv += ["--set", "pool_prob=0", "--set", "eval_hands=8", "--set", f"league_dir={league}"]
+    argv += ["--set", "pool_prob=0", "--set", "total_timesteps=1024", "--set", "eval_every=1", "--set", "eval_hands=8"]
+    argv += ["--set", f"league_dir={league}"]
     assert train(argv) == 0
     roster = json.loads((league / "roster.json").read_text())
-    assert [e["name"] for e in roster] == ["r/update_000002", "r/update_000004"]  # eval_every 2, 4 updates
+    assert [e["name"] for e in roster] == ["r/update_000001", "r/update_000002"]  # 2 updates, each evaluated
     assert all(Path(e["spec"].removeprefix("ppo:")).is_file() for e in roster)
     res = _league(["--agents", "random", "--hands-per-pairing", "16", "--dir", str(league)])
     assert len(res["agents"]) == 3 and res["played"]["matches"] == 6
