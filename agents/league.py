@@ -455,9 +455,19 @@ def _load_entry(root: Path, m: Match) -> dict | None:
     return entry
 
 
+def _check_identities(specs, identities, modules: bool = True) -> None:
+    """Refuse to play (or to save) a match whose agent's file changed since the league identified it.
+    ``modules=False``: skip ``python:`` agents (their module is imported when the match starts)."""
+    for spec, ident in zip(specs, identities, strict=True):
+        check = _spec_file(spec) is not None or (modules and spec.startswith("python:"))
+        if check and agent_identity(spec) != ident:
+            raise RuntimeError(f"agent {spec!r} changed while the league was running; run the league again")
+
+
 def _play_match(task: tuple) -> tuple[str, dict]:
     """Play one match through the evaluator; the cache entry (per-wall scores and counts per agent)."""
     key, inputs, specs, cfg_dict = task
+    _check_identities(specs, inputs["slots"], modules=False)
     res, raw = evaluate(
         list(specs),
         hands=4 * inputs["walls"],
@@ -468,6 +478,7 @@ def _play_match(task: tuple) -> tuple[str, dict]:
         batch=cfg_dict["batch"],
         _raw=True,
     )
+    _check_identities(specs, inputs["slots"])  # what was loaded is what the key names
     agents = {}
     for spec, ident in zip(specs, inputs["slots"], strict=True):
         if ident in agents:

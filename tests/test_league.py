@@ -220,6 +220,14 @@ def test_a_changed_checkpoint_is_a_new_agent(tmp_path):
     second = _league(["--dir", d])
     assert second["played"]["matches"] == 2  # not a stale cache hit
     assert next(a for a in second["agents"] if a["spec"].startswith("ppo:"))["identity"] != ident
+    # a file that changes between identification and play is never cached under the old identity
+    ents = L.entrants(L._roster(Path(d)))
+    torch.manual_seed(2)
+    save_checkpoint(ckpt, ActorCritic(hidden_sizes=(16,)))
+    cfg = L.open_league(d)
+    with pytest.raises(RuntimeError, match="changed while the league was running"):
+        L.play(d, cfg, [*ents, L.Entrant("heuristic", "heuristic", "heuristic")], progress=False)
+    assert len(list((Path(d) / "matches").glob("*.json"))) == 4
     # the same content under another path is the same agent: refused as a duplicate
     (tmp_path / "copy.pt").write_bytes(Path(ckpt).read_bytes())
     with pytest.raises(L.LeagueError, match="same agent"):
