@@ -349,3 +349,30 @@ def test_bootstrap_interval_is_deterministic(tmp_path):
     a = _league(argv + ["--dir", str(tmp_path / "a")])
     b = _league(argv + ["--dir", str(tmp_path / "b")])
     assert a["agents"] == b["agents"] and np.isfinite(a["agents"][0]["rating_ci95"]).all()
+
+
+def test_pair_differences_are_the_evaluators(tmp_path):
+    """The league only re-aggregates the evaluator's results: its pair difference is the evaluator's."""
+    from agents.evaluate import evaluate
+
+    res = _league(["--agents", "heuristic", "random", "--hands-per-pairing", "64", "--dir", str(tmp_path / "a")])
+    ab = evaluate(["heuristic", "random"], hands=32, progress=False)["pairwise"][0]
+    ba = evaluate(["random", "heuristic"], hands=32, progress=False)["pairwise"][0]
+    assert (ab["a"], ba["a"]) == ("heuristic", "random")
+    assert res["pairs"][0]["mean_diff"] == pytest.approx((ab["mean_diff"] - ba["mean_diff"]) / 2, abs=1e-9)
+    two = _league(
+        [
+            "--agents",
+            "heuristic",
+            "random",
+            "--format",
+            "2v2",
+            "--hands-per-pairing",
+            "32",
+            "--dir",
+            str(tmp_path / "b"),
+        ]
+    )
+    p = evaluate(["heuristic", "random", "heuristic", "random"], hands=32, progress=False)["pairwise"][0]
+    assert two["pairs"][0]["mean_diff"] == pytest.approx(p["mean_diff"], abs=1e-9)
+    assert two["pairs"][0]["ci95"] == pytest.approx(p["ci95"], abs=1e-9)
