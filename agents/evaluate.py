@@ -37,6 +37,7 @@ import argparse
 import json
 import math
 import multiprocessing as mp
+import os
 import sys
 import time
 from dataclasses import dataclass

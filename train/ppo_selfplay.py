@@ -180,6 +180,9 @@ class Args:
     """game records kept per evaluation (the learner's worst and best hands, for fzmj-replay) under runs/<name>/records/ (0: none)"""
     save_every: int = 50
     """updates between two checkpoints (there is always one at the end)"""
+    # ---- league (issue 16) --------------------------------------------------------------------
+    league_dir: str = ""
+    """league folder: each evaluation checkpoint joins its roster (then `fzmj-league --dir` plays it); empty: off"""
 
     # ---- distributed (torchrun; docs/training.md, "Scaling out") -------------------------------
     dist_timeout: float = 600.0
@@ -244,6 +247,13 @@ class Args:
         for i, path in enumerate(self.pool_paths):
             if not Path(path).is_file():
                 raise ConfigError(f"pool_paths[{i}]: no such checkpoint {path!r}")
+        if self.league_dir:  # issue 16: a league folder of other rules fails now, not at the first evaluation
+            from agents.league import check_league
+
+            try:
+                check_league(self.league_dir, rules=self.rules)
+            except ValueError as e:
+                raise ConfigError(f"league_dir: {e}") from None
 
     def _check_hardening(self) -> None:
         """Issue 10: finite numbers, values that fit the engine's int32 state, plain run names."""
@@ -755,6 +765,12 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
                 latest_eval[opponent] = res
                 writer.add_scalar(f"eval/score_vs_{opponent}", res["mean_score"], global_step)
                 writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)
+            # issue 16: the evaluation checkpoint joins the league's roster (nothing is played here)
+            if args.league_dir:
+                from agents.league import add_to_league
+
+                tag = f"update_{update:06d}"
+                add_to_league(args.league_dir, f"ppo:{ckpt_dir / (tag + '.pt')}", f"{args.run_name}/{tag}", args.rules)
 
         if update % args.log_every == 0 or last:
             distributed.sum_counters(stats)  # [distributed] hands of all ranks
