@@ -38,7 +38,7 @@ Options: constructor kwargs ``rules`` (preset, default ``"fuzhou-lianzhong"``),
 Library options (defaults keep the PettingZoo-classic shape above): ``obs_dtype`` (``"int8"``,
 or ``"float32"`` for torch layers that refuse int8; ``action_mask`` stays int8, the dtype
 PettingZoo's ``Discrete.sample(mask)`` requires),
-``flatten`` (``observation`` of shape ``(2619,)``: libraries that refuse 2-D boxes), and
+``flatten`` (``observation`` of shape ``(2673,)``: libraries that refuse 2-D boxes), and
 ``info``: ``"full"`` (default, ``result`` dicts as above), ``"numeric"`` (every agent's info
 always holds the same keys with numbers and fixed-shape arrays only, for replay buffers:
 ``hand_over`` 0/1, ``winner``, ``win_type`` (index in ``core.state.WIN_TYPE_NAMES``),

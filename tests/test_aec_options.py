@@ -1,5 +1,5 @@
 """AEC env library options (issue 13): ``obs_dtype``, ``flatten``, ``info`` modes; PettingZoo's
-``api_test`` for every combination; the default stays the PettingZoo-classic int8 (97, 27)."""
+``api_test`` for every combination; the default stays the PettingZoo-classic int8 (99, 27)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import fzmj_env
 from agents import make_agent
+from fzmj_env.encode import NUM_CHANNELS
 from fzmj_env.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
 from fzmj_env.vector import VectorEnv
 
@@ -93,10 +94,10 @@ def test_gymnasium_checker_and_registration():
             check_env(SingleSeatEnv(opponents="random", **kw), skip_render_check=True)
         env = gym.make("fzmj/SingleSeat-v0", opponents=["heuristic", "random", "random:3"], seat=1)
         obs, info = env.reset(seed=0)
-        assert obs.shape == (97, 27) and info["seat"] == 1
+        assert obs.shape == (NUM_CHANNELS, 27) and info["seat"] == 1
         venv = gym.make_vec("fzmj/SingleSeat-v0", num_envs=4, opponents="random")
         obs, info = venv.reset(seed=0)
-        assert obs.shape == (4, 97, 27) and venv.metadata["autoreset_mode"].value == "SameStep"
+        assert obs.shape == (4, NUM_CHANNELS, 27) and venv.metadata["autoreset_mode"].value == "SameStep"
 
 
 def test_single_env_reward_sums_to_final_score_and_is_deterministic():
@@ -107,7 +108,7 @@ def test_single_env_reward_sums_to_final_score_and_is_deterministic():
         out = []
         ret = 0.0
         while len(out) < 20:
-            assert obs.shape == (97 * 27,) and obs.dtype == np.float32
+            assert obs.shape == (NUM_CHANNELS * 27,) and obs.dtype == np.float32
             m = env.action_masks()
             seat = info["seat"]
             assert m.dtype == bool and (m == (info["action_mask"] != 0)).all() and m.any()
@@ -133,7 +134,7 @@ def test_dict_observation_and_learner_planes():
     np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
     assert (info["seat"] == 3).all()
     obs2, *_ = env.step(np.array([np.flatnonzero(m)[0] for m in env.action_masks()]))
-    assert obs2["observation"].shape == (3, 97, 27)
+    assert obs2["observation"].shape == (3, NUM_CHANNELS, 27)
 
 
 @pytest.mark.parametrize(

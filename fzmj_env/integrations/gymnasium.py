@@ -26,8 +26,8 @@ must decide again at every table.
 * **Masks**: ``action_masks()`` (bool, what sb3-contrib's ``MaskablePPO`` calls) and
   ``info["action_mask"]`` (int8); ``mask_in_obs=True`` makes the observation a
   ``Dict(observation, action_mask int8)`` like PettingZoo's classic envs.
-* **Observation**: the v1 planes (``docs/observation.md``) of the learner's seat, ``(97, 27)``
-  ``int8`` by default; ``obs_dtype="float32"`` and ``flatten=True`` (``(2619,)``) for
+* **Observation**: the planes (``docs/observation.md``) of the learner's seat, ``(99, 27)``
+  ``int8`` by default; ``obs_dtype="float32"`` and ``flatten=True`` (``(2673,)``) for
   libraries whose networks want them. The observation returned with ``terminated=True`` is
   all zeros (and so is the mask), as :class:`fzmj_env.VectorEnv` shows a finished table;
   games never truncate, so nothing bootstraps from it.
@@ -251,7 +251,7 @@ class SingleSeatEnv(gymnasium.Env):
         opponents: one agent spec / ``Agent`` for all three, or three (next seat first). Default ``"heuristic"``.
         seat: the learner's seat 0..3, or ``"rotate"`` (a different seat each game). Default 0.
         rules, hands_per_game, reward_scale: as :class:`fzmj_env.VectorEnv`.
-        obs_dtype: ``"int8"`` (default) or ``"float32"``. flatten: ``(2619,)`` instead of ``(97, 27)``.
+        obs_dtype: ``"int8"`` (default) or ``"float32"``. flatten: ``(2673,)`` instead of ``(99, 27)``.
         mask_in_obs: observation ``Dict(observation, action_mask)`` instead of the planes alone.
         illegal_action: ``"terminate"`` (default: end the episode with ``illegal_reward``) or ``"raise"``.
     """

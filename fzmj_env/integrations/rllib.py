@@ -20,7 +20,7 @@ together, with the final table in view and only ``pass`` legal; the step after t
 game for all four with every seat's reward. A forced action has log-probability 0 under the
 masked policy, so it adds no policy gradient; the value function learns the outcome.
 
-**Observations**: ``Dict(observations=Box float32 (2619,), action_mask=Box float32 (62,))``, the
+**Observations**: ``Dict(observations=Box float32 (2673,), action_mask=Box float32 (62,))``, the
 keys and dtypes RLlib's action-masking module reads (``action_mask`` is float: it takes its
 log); use :func:`action_masking_module_spec` (RLlib's ``ActionMaskingTorchRLModule``, PPO).
 

@@ -2,7 +2,7 @@
 
 Tianshou's discrete policies (``DQN`` and its relatives) mask actions with ``batch.obs.mask``
 and feed ``batch.obs.obs`` to the network, so :func:`make_env` gives a ``SingleSeatEnv`` whose
-observation is ``Dict(obs=Box float32 (2619,), mask=Box int8 (62,))``. Infos are numbers and
+observation is ``Dict(obs=Box float32 (2673,), mask=Box int8 (62,))``. Infos are numbers and
 fixed-shape arrays only (``SingleSeatEnv``'s info), which Tianshou's replay buffers store.
 Tianshou itself is not a dependency of fzmj: ``pip install tianshou`` (tested: 2.0.1).
 

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fzmj_env.encode import NUM_CHANNELS
+
 pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pip install fzmj[rllib]; CI: own venv in .ci/run)")
 
 from fzmj_env import Game  # noqa: E402
@@ -33,7 +35,7 @@ def test_heavenly_win_every_seat_gets_its_reward_after_one_acknowledgement():
     env = FzmjMultiAgentEnv({"reward_scale": 0.5})
     obs, info = env.reset(options={"wall": wall, "dealer": 0})
     assert list(obs) == ["player_0"] and obs["player_0"]["action_mask"][A_HU] == 1.0
-    assert obs["player_0"]["observations"].shape == (97 * 27,) and obs["player_0"]["observations"].dtype == np.float32
+    assert obs["player_0"]["observations"].shape == (NUM_CHANNELS * 27,) and obs["player_0"]["observations"].dtype == np.float32
     obs, rew, term, trunc, info = env.step({"player_0": A_HU})
     # the three seats that never acted are asked once, pass only, so RLlib records them
     assert sorted(obs) == AGENTS[1:] and not term["__all__"]

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fzmj_env.encode import NUM_CHANNELS
+
 pytest.importorskip("stable_baselines3", reason="stable-baselines3 not installed (pip install fzmj[sb3])")
 pytest.importorskip("sb3_contrib", reason="sb3-contrib not installed (pip install fzmj[sb3])")
 
@@ -66,7 +68,7 @@ def test_maskable_ppo_trains_without_illegal_actions():
     assert sum(e.steps for e in envs) >= 512
     assert sum(e.illegal for e in envs) == 0
     agent = SB3Agent(model)
-    obs = np.zeros((3, 97, 27), np.int8)
+    obs = np.zeros((3, NUM_CHANNELS, 27), np.int8)
     mask = np.zeros((3, 62), np.int8)
     mask[:, 61] = 1
     assert agent.act(obs, mask).tolist() == [61, 61, 61] and agent.illegal_replaced == 0

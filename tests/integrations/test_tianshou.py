@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fzmj_env.encode import NUM_CHANNELS
+
 pytest.importorskip("tianshou", reason="tianshou not installed (pip install tianshou==2.0.1)")
 
 import torch  # noqa: E402
@@ -59,7 +61,7 @@ def test_collect_and_update_dqn():
     torch.set_num_threads(1)
     envs = DummyVectorEnv([lambda: make_env(opponents="random", seat="rotate", reward_scale=0.05) for _ in range(2)])
     envs.seed(0)
-    net = Net(state_shape=97 * 27, action_shape=62, hidden_sizes=[64])
+    net = Net(state_shape=NUM_CHANNELS * 27, action_shape=62, hidden_sizes=[64])
     space = make_env().action_space
     policy = DiscreteQLearningPolicy(model=net, action_space=space, eps_training=0.2)
     algo = DQN(policy=policy, optim=AdamOptimizerFactory(lr=1e-3), target_update_freq=10)
@@ -79,7 +81,7 @@ def test_collect_and_update_dqn():
         algo.update(buffer=buf, sample_size=64)
     assert any((p.detach() != b).any() for p, b in zip(net.parameters(), before, strict=True))
     agent = TianshouAgent(policy)
-    obs = np.zeros((2, 97, 27), np.int8)
+    obs = np.zeros((2, NUM_CHANNELS, 27), np.int8)
     m = np.zeros((2, 62), np.int8)
     m[:, 30] = 1
     assert agent.act(obs, m).tolist() == [30, 30]
