@@ -259,6 +259,8 @@ class ActorCritic(nn.Module):
     def prepare(self, obs: torch.Tensor) -> torch.Tensor:
         """The network's input from base observations: hand-feature planes appended when the
         policy uses them (computed on the host, in Numba); already prepared input passes."""
+        if obs.dim() != 3 or obs.shape[2] != OBS_SHAPE[1]:  # the feature kernel indexes (N, C, 27)
+            raise ValueError(f"observations must have shape (N, C, {OBS_SHAPE[1]}), got {tuple(obs.shape)}")
         if self.hand_features and obs.shape[1] == self.obs_planes:
             obs = torch.from_numpy(with_hand_features(obs.cpu().numpy())).to(obs.device)
         if obs.shape[1] != self.in_planes:
@@ -305,7 +307,7 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
-        check_policy_input(obs, mask, NUM_CHANNELS)  # issue 10: shapes, dtypes, 0/1 values, a legal action per row
+        check_policy_input(obs, mask, self.in_planes if obs.shape[1] == self.in_planes else self.obs_planes)  # issue 10: shapes, dtypes, 0/1 values, a legal action per row
         logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 

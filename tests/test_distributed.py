@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -347,10 +348,11 @@ def test_ranks_with_different_configs_refuse_to_start(tmp_path):
 def test_a_two_rank_checkpoint_resumes_in_one_process(two_ranks, tmp_path, capsys):
     """Saved by 2 ranks at step 1,024 (update 1 of 3); one process (512 steps/update) goes on at
     update 3 of 6, the update its step counter has reached."""
-    ckpt = two_ranks["run"] / "checkpoints/update_000001.pt"
+    shutil.copytree(two_ranks["run"], tmp_path / "r1")  # a resume continues in its own run folder (issue 10)
+    ckpt = tmp_path / "r1/checkpoints/update_000001.pt"
     threads = torch.get_num_threads()
     try:
-        rc = main(["--resume", str(ckpt)] + _sets([f"runs_dir={tmp_path}", "run_name=r1", "eval_every=0"]))
+        rc = main(["--resume", str(ckpt)] + _sets(["eval_every=0"]))
     finally:
         torch.set_num_threads(threads)
     assert rc == 0
@@ -369,14 +371,14 @@ def test_a_one_process_checkpoint_resumes_on_two_ranks(tmp_path):
         torch.set_num_threads(threads)
     ckpt = tmp_path / "p1/checkpoints/latest.pt"
     assert load_checkpoint(ckpt)["world_size"] == 1
-    argv = ["--nproc", "2", "--resume", str(ckpt)] + _sets(["total_timesteps=3072", "run_name=p2", "eval_every=0"])
+    argv = ["--nproc", "2", "--resume", str(ckpt)] + _sets(["total_timesteps=3072", "eval_every=0"])  # continues in p1 (issue 10)
     proc = _start([sys.executable, "-m", "train.ppo_selfplay", *argv], _env(tmp_path / "dump"), tmp_path / "p2.log")
     (rc,) = _wait([proc], TIMEOUT)
     out = (tmp_path / "p2.log").read_text()
     assert rc == 0, out[-3000:]
     assert "update 2/3 | step 2,048" in out and "update 3/3 | step 3,072" in out
     _assert_same_state(*_dumps(tmp_path / "dump"))
-    data = load_checkpoint(tmp_path / "p2/checkpoints/latest.pt")
+    data = load_checkpoint(tmp_path / "p1/checkpoints/latest.pt")
     assert (data["update"], data["global_step"], data["world_size"]) == (3, 3072, 2)
 
 

@@ -17,9 +17,10 @@ from agents.base import as_batch
 from agents.heuristic import HeuristicAgent
 from agents.random_agent import RandomAgent
 from fzmj_env.core.hand import is_win_batch
+from fzmj_env.encode import NUM_CHANNELS
 from train.model import ActorCritic, BinaryLinear
 
-OBS = (97, 27)
+OBS = (NUM_CHANNELS, 27)
 
 
 def _valid_batch(n=64, seed=0):
@@ -189,7 +190,7 @@ def test_as_batch_checks_values_dtypes_and_masks():
         as_batch(obs.astype(np.float32), mask)
     with pytest.raises(ValueError, match="mask must have shape"):
         as_batch(obs, mask[:, :61])
-    with pytest.raises(ValueError, match=r"mask \(N, 62\), got \(4, 97, 27\) and \(3, 62\)"):
+    with pytest.raises(ValueError, match=rf"mask \(N, 62\), got \(4, {NUM_CHANNELS}, 27\) and \(3, 62\)"):
         as_batch(obs, mask[:3])
     no_legal = mask.copy()
     no_legal[2] = 0
@@ -250,7 +251,7 @@ def test_binary_linear_checks_its_width_on_every_forward(mode):
     with pytest.raises(ValueError, match="rows of 2619 values"):
         layer(torch.ones((2, 134 * 27), dtype=torch.int8))
     p = ActorCritic("mlp", [8], input_layer=mode)
-    with pytest.raises(ValueError, match="rows of 2619 values"):
+    with pytest.raises(ValueError, match=f"takes {NUM_CHANNELS} observation planes, got 20000"):
         p.get_action_and_value(torch.ones((2, 20000, 27), dtype=torch.int8), torch.ones((2, 62), dtype=torch.int8))
 
 

@@ -71,7 +71,7 @@ def test_hand_feature_policy_takes_base_or_prepared_observations(tmp_path):
     a1 = loaded.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
     a2 = loaded.act(torch.from_numpy(with_hand_features(obs)), torch.from_numpy(mask), deterministic=True)
     assert torch.equal(a1, a2) and mask[np.arange(16), a1.numpy()].all()
-    with pytest.raises(ValueError, match="observation planes"):
+    with pytest.raises(ValueError, match=r"obs must have shape \(N, 99, 27\)"):
         loaded.act(torch.zeros(1, NUM_CHANNELS + HF_NUM_PLANES + 1, 27, dtype=torch.int8), torch.from_numpy(mask[:1]))
 
 

@@ -186,7 +186,7 @@ def test_replay_cli_refuses_bad_records_with_one_line(match, tmp_path, capsys):
     bad.write_text("{not json", encoding="utf-8")
     assert "not valid JSON" in _cli_error([str(bad)], capsys)
     bad.write_text(json.dumps({"hello": 1}), encoding="utf-8")  # foreign JSON
-    assert "missing keys" in _cli_error([str(bad)], capsys)
+    assert "unsupported record format None" in _cli_error([str(bad)], capsys)
     rec = json.loads(json.dumps(match))
     rec["decisions"][5][1] = 58 if rec["decisions"][5][1] != 58 else 57  # an action the engine refuses
     F.save_record(rec, bad)
@@ -311,7 +311,7 @@ def test_play_cli_errors(tmp_path, capsys):
     assert "unknown agent spec" in _play_cli_error(["--agents", "nobody"], capsys)
     assert "1 or 3 specs" in _play_cli_error(["--agents", "random", "random"], capsys)
     assert "--seat" in _play_cli_error(["--agents", "random", "--seat", "4"], capsys)
-    assert "--rules" in _play_cli_error(["--agents", "random", "--rules", "fuzhou-home"], capsys)
+    assert "--rules" in _play_cli_error(["--agents", "random", "--rules", "no-such-preset"], capsys)
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)

@@ -709,7 +709,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
                         t_logp = teacher_policy.log_probs(mb_obs, mb_mask)
                         teacher_loss = (t_logp.exp() * (t_logp - logp_all)).sum(-1).mean()
                     else:
-                        t_act = teacher_agent.act(mb_obs.cpu().numpy(), mb_mask.cpu().numpy())
+                        t_act = teacher_agent.act(mb_obs[:, : OBS_SHAPE[0]].contiguous().cpu().numpy(), mb_mask.cpu().numpy())  # base planes
                         t_act = torch.as_tensor(t_act, device=device).unsqueeze(1)
                         teacher_loss = -logp_all.gather(1, t_act).mean()
                     loss = loss + teacher_coef * teacher_loss

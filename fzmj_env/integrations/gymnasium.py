@@ -61,7 +61,7 @@ from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
 from fzmj_env.game import MAX_SEED
 from fzmj_env.rules import DEFAULT_RULES
-from fzmj_env.vector import VectorEnv
+from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 __all__ = ["SingleSeatEnv", "SingleSeatVectorEnv", "ENV_ID"]
 
@@ -191,8 +191,8 @@ class _SeatDriver:
         ls = self.ls[tables]
         self.pend[tables] += rew[tables, ls]
         over = info["hand_over"][tables]
-        if over.any():  # the learner's points in the hands that ended (results: 10 slots, then points[4])
-            self.score[tables[over]] += info["results"][tables[over], 10 + ls[over]]
+        if over.any():  # the learner's points in the hands that ended (results: RESULT_POINTS slots, then points[4])
+            self.score[tables[over]] += info["results"][tables[over], RESULT_POINTS + ls[over]]
         if not done[tables].any():
             return
         ended = tables[done[tables]]

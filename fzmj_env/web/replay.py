@@ -120,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         write_replay(src, out, args.seat)
-    except RecordError as e:
-        p.error(f"{src}: {e}".replace("\n", " "))
+    except RecordError as e:  # load_record's messages already name the file
+        msg = str(e) if str(e).startswith(str(src)) else f"{src}: {e}"
+        p.error(msg.replace("\n", " "))
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:  # malformed beyond the shape check
         p.error(f"{src}: not a valid fzmj record ({type(e).__name__}: {e})".replace("\n", " "))
     print(f"wrote {out} in {time.perf_counter() - t0:.2f} s")
