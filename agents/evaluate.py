@@ -46,7 +46,7 @@ import numpy as np
 
 from fzmj_env.core.state import SPECIAL_NAMES, WIN_TYPE_NAMES, WT_DISCARD
 from fzmj_env.rules import DEFAULT_RULES
-from fzmj_env.validate import MAX_TABLES, check_int, check_memory, check_output_file
+from fzmj_env.validate import MAX_TABLES, OneLineParser, check_int, check_memory, check_output_file
 
 from . import SPEC_HELP, Agent, AgentSpecError, make_agent, reset_agent
 
@@ -615,14 +615,8 @@ def plot(res: dict, raw: dict, path: str) -> None:
 PLOT_SUFFIXES = ("png", "pdf", "svg", "svgz", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp", "pgf", "raw", "rgba")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit code 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         prog="fzmj-eval",
         description="Benchmark four agents on Fuzhou Mahjong in the duplicate format "
         "(every wall played once per seat rotation).",

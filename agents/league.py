@@ -55,6 +55,7 @@ import numpy as np
 
 from fzmj_env.core.state import SPECIAL_NAMES
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.validate import OneLineParser
 
 from . import SPEC_HELP, AgentSpecError, make_agent
 from .evaluate import DEFAULT_BATCH, EvalConfigError, evaluate, mean_ci95
@@ -910,14 +911,8 @@ def check_league(path: str | Path, rules: str | None = None) -> None:
 # ---------------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------------
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit code 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         prog="fzmj-league",
         description="Rank many agents: every pair plays duplicate matches on shared walls; results are cached "
         "in the league folder, so adding an agent plays only its new pairings and a stopped league resumes.",

@@ -341,16 +341,7 @@ class VectorEnv:
             _step_parallel(*args, self.num_threads)
         else:
             _step_range(0, self.num_tables, *args)
-        info = {
-            "acted_seat": acted,
-            "pending_reward": self._pending_out,
-            "final_reward": self._final,
-            "hand_over": self._hand_over,
-            "results": self._results,
-        }
-        if self.oracle:
-            info["oracle"] = self._oracle
-        return self._obs, self._mask, self._seat, self._rewards, self._done, info
+        return self._outputs(acted)
 
     def step_tables(self, tables: np.ndarray, actions: np.ndarray):
         """Step only the listed tables; every other table keeps its state, observation and mask.
@@ -389,6 +380,10 @@ class VectorEnv:
                    np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending,
                    self._final, self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out,
                    self._results, self.auto_reset)
+        return self._outputs(acted)
+
+    def _outputs(self, acted: np.ndarray):
+        """What :meth:`step` and :meth:`step_tables` return, from the buffers the kernels wrote."""
         info = {
             "acted_seat": acted,
             "pending_reward": self._pending_out,

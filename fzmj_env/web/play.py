@@ -12,7 +12,6 @@ nothing. The finished game is saved as a record (``fzmj_env.record``), ready for
 
 from __future__ import annotations
 
-import argparse
 import errno
 import json
 import sys
@@ -32,6 +31,7 @@ from ..encode import NUM_CHANNELS, encode_table
 from ..game import Game, IllegalActionError
 from ..record import make_record, replay, save_record
 from ..rules import DEFAULT_RULES, load_rules
+from ..validate import OneLineParser
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .replay import asset, fill, page_meta, script_json
 
@@ -313,14 +313,8 @@ def make_server(session: Session | None, port: int = 0) -> PlayServer:
     return server
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit code 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(
+    p = OneLineParser(
         prog="fzmj-play",
         description="Play one seat against three agents in a local web page.",
         epilog=f"Agent specs: {SPEC_HELP}.",

@@ -9,7 +9,6 @@ The engine replays the record and writes one snapshot per decision into the page
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import re
@@ -21,6 +20,7 @@ from pathlib import Path
 from ..actions import NUM_ACTIONS, action_name
 from ..record import RecordError, load_record
 from ..tiles import GLYPHS, NUM_KINDS, kind_name
+from ..validate import OneLineParser
 from .frames import record_frames
 
 _SLOT = re.compile(r"\{\{([A-Z_]+)\}\}")
@@ -93,14 +93,8 @@ def write_replay(record_path: str | Path, out: str | Path, view: int | None = No
     return out
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit code 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(prog="fzmj-replay", description="Write a game record as a self-contained HTML replay page.")
+    p = OneLineParser(prog="fzmj-replay", description="Write a game record as a self-contained HTML replay page.")
     p.add_argument(
         "record", help="a game record (JSON, from fzmj_env.save_record, fzmj-eval --save-records or fzmj-play)"
     )
