@@ -217,6 +217,18 @@ def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
+@njit(cache=True)
+def _reset_list(tables, seeds, buf, wt, games, hpg, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
+    """Start a new game with ``seeds[i]`` at each of ``tables`` (its game counter moves on) and observe it."""
+    for i in range(tables.shape[0]):
+        t = tables[i]
+        for s in range(4):
+            pending[t, s] = 0.0
+        _start_game(buf[t], wt, seeds[i], hpg)
+        games[t] += 1
+        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+
+
 class VectorEnv:
     """B Fuzhou tables stepped together (same engine and v2 encoder as the AEC env).
 
@@ -304,6 +316,34 @@ class VectorEnv:
         self._ready = True
         return self._obs, self._mask, self._seat
 
+    def _tables_arg(self, tables, method: str) -> np.ndarray:
+        """``tables`` of :meth:`step_tables` / :meth:`reset_tables` as a 1-D integer array (after reset)."""
+        if not self._ready:
+            raise RuntimeError(f"call reset() before {method}()")
+        tables = np.asarray(tables)
+        if tables.ndim != 1 or tables.dtype.kind not in "iu":
+            raise ValueError(f"tables must be a 1-D integer array, got shape {tables.shape} dtype {tables.dtype}")
+        return tables
+
+    def reset_tables(self, tables, seeds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start a new game at the listed tables only, game i with ``seeds[i]`` exactly (like
+        ``Game.reset(seed=seeds[i])``), whatever their state; the other tables are untouched.
+        For drivers that choose each game's wall themselves, e.g. the trainer's duplicate groups
+        (several tables playing the same wall, ``auto_reset=False``). Returns ``(obs, mask, seat)``
+        of all B tables (the env's own buffers)."""
+        tables = self._tables_arg(tables, "reset_tables")
+        seeds = np.asarray(seeds)
+        if seeds.shape != tables.shape or seeds.dtype.kind not in "iu" or (seeds.dtype.kind == "i" and (seeds < 0).any()):
+            raise ValueError(f"seeds must be non-negative integers of shape {tables.shape}")
+        if len(tables) and (tables.min() < 0 or tables.max() >= self.num_tables):
+            raise ValueError(f"tables must be in 0..{self.num_tables - 1}")
+        if len(np.unique(tables)) != len(tables):
+            raise ValueError("tables must be distinct")
+        _reset_list(tables.astype(np.int64), seeds.astype(np.uint64), self.buf, self._wt, self._games,
+                    self.hands_per_game, self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending,
+                    self._pending_out)
+        return self._obs, self._mask, self._seat
+
     def step(self, actions: np.ndarray):
         """Apply one action per table. Returns ``(obs, mask, seat, rewards (B,4), done (B,), info)``.
 
@@ -352,12 +392,8 @@ class VectorEnv:
         For drivers in which some tables wait (e.g. one learning seat whose turn it is) while the
         others play on (``fzmj_env.integrations.gymnasium``).
         """
-        if not self._ready:
-            raise RuntimeError("call reset() before step_tables()")
-        tables = np.asarray(tables)
+        tables = self._tables_arg(tables, "step_tables")
         actions = np.asarray(actions)
-        if tables.ndim != 1 or tables.dtype.kind not in "iu":
-            raise ValueError(f"tables must be a 1-D integer array, got shape {tables.shape} dtype {tables.dtype}")
         if actions.shape != tables.shape or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers of shape {tables.shape}, got {actions.shape} {actions.dtype}")
         tables = tables.astype(np.int64, copy=False)

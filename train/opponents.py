@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 LEARNER = -1
+IDLE = -2  # a table that does not play this step (duplicate groups: waiting for its group)
 HEURISTIC = 0  # opponent id 0; frozen policies are 1..
 
 
@@ -84,9 +85,18 @@ class OpponentPool:
             self.add_snapshot(frozen)
 
     # ---- per game ------------------------------------------------------------------------------
-    def assign(self, tables) -> None:
-        """Draw who plays each seat of the new games at ``tables``."""
-        for t in np.asarray(tables).tolist():
+    def assign(self, tables, group: int = 1) -> None:
+        """Draw who plays each seat of the new games at ``tables``. With ``group`` > 1 (duplicate
+        groups, ``train/duplicate.py``) the listed tables come in whole groups of that many
+        consecutive tables, and each group's first table draws for all of them."""
+        tables = np.asarray(tables)
+        if group > 1:
+            leaders = tables[tables % group == 0]
+            self.assign(leaders)
+            for i in range(1, group):
+                self.controller[leaders + i] = self.controller[leaders]
+            return
+        for t in tables.tolist():
             self.controller[t] = LEARNER
             if self.rng.random() >= self.prob:
                 continue
@@ -103,7 +113,7 @@ class OpponentPool:
     # ---- per step ------------------------------------------------------------------------------
     def act(self, ctrl: np.ndarray, obs: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> None:
         """Write the opponents' actions into ``actions`` for the tables whose acting seat is theirs."""
-        for opponent in np.unique(ctrl[ctrl != LEARNER]).tolist():
+        for opponent in np.unique(ctrl[ctrl >= 0]).tolist():  # ids >= 0 (LEARNER and IDLE tables are skipped)
             rows = np.flatnonzero(ctrl == opponent)
             if opponent == HEURISTIC:
                 actions[rows] = self.heuristic.act(obs[rows], mask[rows])

@@ -41,7 +41,8 @@ from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint
 from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
 from .guards import GracefulStop, NonFiniteError, check_finite_loss, check_finite_weights, network_changes
 from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
-from .opponents import LEARNER, OpponentPool
+from .duplicate import DuplicateGroups
+from .opponents import IDLE, LEARNER, OpponentPool
 from .run_dir import RunDirError, open_run_dir, resume_run_dir
 from .selfplay_buffer import SelfPlayBuffer
 from .validate_config import hardening_problems
@@ -110,6 +111,8 @@ class Args:
     """gradient clipping (global norm)"""
     target_kl: float | None = None
     """stop the update's epochs early when approx_kl exceeds this (null: never)"""
+    duplicate_group: int = 1
+    """tables per duplicate group (1: off): K tables play each wall, and a decision's advantage is its seat's hand score minus the mean of the other K-1 plays (train/duplicate.py; replaces GAE; needs hands_per_game 1)"""
 
     # ---- network --------------------------------------------------------------------------------
     network: str = "mlp"
@@ -218,6 +221,9 @@ class Args:
             check(getattr(self, key) >= 1, key, "expected a positive integer")
         for key in ("torch_threads", "env_threads", "eval_every", "pool_size", "seed"):
             check(getattr(self, key) >= 0, key, "expected a non-negative integer")
+        check(self.duplicate_group >= 1, "duplicate_group", "expected a positive integer")
+        check(self.num_tables % self.duplicate_group == 0, "duplicate_group", f"expected a divisor of num_tables ({self.num_tables})")
+        check(self.duplicate_group == 1 or self.hands_per_game == 1, "duplicate_group", "duplicate groups need hands_per_game: 1")
         check(self.dist_timeout > 0, "dist_timeout", "expected a positive number of seconds")
         check(len(self.hidden_sizes) >= 1 and min(self.hidden_sizes) >= 1, "hidden_sizes", "expected positive sizes")
         check(self.learning_rate > 0, "learning_rate", "expected a positive number")
@@ -508,6 +514,9 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     env_seed = distributed.rank_seed(env_seed)  # [distributed] each rank its own tables
     env_threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     env_threads = distributed.share_cores(args.torch_threads, args.env_threads, env_threads)  # [distributed]
+    # duplicate groups (train/duplicate.py): K tables per wall; a finished table waits for its group
+    K = args.duplicate_group
+    dup = DuplicateGroups(args.num_tables, K, env_seed, args.reward_scale) if K > 1 else None
     env = VectorEnv(
         args.num_tables,
         rules=args.rules,
@@ -516,6 +525,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         oracle=args.oracle_critic,
         reward_scale=args.reward_scale,
         num_threads=env_threads,
+        auto_reset=dup is None,  # duplicate groups start each table's next game themselves
     )
     B, T = args.num_tables, args.num_steps
 
@@ -562,8 +572,9 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     if teacher_policy is None and args.teacher_coef > 0 and args.teacher_mode == "kl":  # [distributed] ranks > 0:
         teacher_policy = copy.deepcopy(agent).eval().requires_grad_(False)  # rank 0's fresh BC policy, just received
 
+    # room for a rollout plus the carried decisions: open ones, or (duplicate) whole unsettled games
     buffer = SelfPlayBuffer(
-        B, (T + 4) * B, (agent.in_planes, OBS_SHAPE[1]), NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
+        B, (T + 4) * B if dup is None else (T + 256) * B, (agent.in_planes, OBS_SHAPE[1]), NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
     )
     stats = HandStats()
     actions = np.zeros(B, dtype=np.int64)
@@ -598,10 +609,10 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         except (OSError, RuntimeError) as e:  # a full disk: torch raises RuntimeError, the OS OSError
             raise CheckpointWriteError(f"cannot write a checkpoint to {ckpt_dir}: {str(e).splitlines()[0]}") from None
 
-    obs, mask, seat = env.reset()
+    obs, mask, seat = env.reset(seeds=dup.first_seeds() if dup is not None else None)
     oracle = env.oracle_planes if args.oracle_critic else None  # reset() returns no oracle; step() puts it in info
     if pool is not None:
-        pool.assign(all_tables)
+        pool.assign(all_tables, group=K)
     start_time, start_step = time.time(), global_step
     stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit (issue 10)
     latest = None
@@ -626,26 +637,42 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         for _step in range(T):
             if stop.requested:
                 break
-            global_step += B * distributed.world_size()  # [distributed] env steps of all ranks
+            live = all_tables if dup is None else dup.active()  # duplicate: the tables not waiting
+            global_step += len(live) * distributed.world_size()  # [distributed] env steps of all ranks
             ctrl = controller[all_tables, seat]
-            rows = all_tables if pool is None else np.flatnonzero(ctrl == LEARNER)
+            if dup is not None:
+                ctrl[dup.waiting] = IDLE
+            rows = np.flatnonzero(ctrl == LEARNER)
+            every = len(rows) == B  # all tables are the learner's: no gather needed
             if len(rows):
-                obs_d = agent.prepare(torch.from_numpy(obs[rows] if pool is not None else obs).to(device))
-                mask_d = torch.from_numpy(mask[rows] if pool is not None else mask).to(device)
+                obs_d = agent.prepare(torch.from_numpy(obs if every else obs[rows]).to(device))
+                mask_d = torch.from_numpy(mask if every else mask[rows]).to(device)
                 oracle_d = torch.from_numpy(oracle[rows]).to(device) if oracle is not None else None
                 with torch.no_grad():
                     action, logprob, _, value = agent.get_action_and_value(obs_d, mask_d, oracle=oracle_d)
-                buffer.add(rows, seat[rows], obs_d, mask_d, action, logprob, value, oracle_d)
+                games = dup.game[rows] if dup is not None else None
+                buffer.add(rows, seat[rows], obs_d, mask_d, action, logprob, value, oracle_d, games=games)
                 actions[rows] = action.cpu().numpy()
             if pool is not None:
                 pool.act(ctrl, obs, mask, actions)
 
-            obs, mask, seat, rewards, done, info = env.step(actions)
+            if dup is None:
+                obs, mask, seat, rewards, done, info = env.step(actions)
+            else:
+                obs, mask, seat, rewards, done, info = env.step_tables(live, actions[live])
             oracle = info.get("oracle")
             buffer.credit(seat, info["pending_reward"], done, info["final_reward"])
             if info["hand_over"].any():
                 stats.record(info, controller)  # before the ended games' seats are redrawn
-            if pool is not None and done.any():
+            if dup is not None:  # a group whose K games all ended: settle it, deal its next wall
+                groups = dup.finished(done, info["results"])
+                if len(groups):
+                    tables, games, adv, ret = dup.settle(groups)
+                    buffer.settle(tables, games, adv, ret)
+                    obs, mask, seat = env.reset_tables(tables, dup.seeds(groups, dup.game[tables[::K]]))
+                    if pool is not None:
+                        pool.assign(tables, group=K)
+            elif pool is not None and done.any():
                 pool.assign(np.flatnonzero(done))
 
         if stop.requested:  # mid-rollout: the weights are still those of the last update
@@ -656,7 +683,10 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         # ---- advantages along each (table, seat)'s own decisions -------------------------------
         t_update = time.perf_counter()
         t_rollout = t_update - t_rollout
-        advantages, returns, train_idx = buffer.compute_gae(args.gamma, args.gae_lambda)
+        if dup is None:
+            advantages, returns, train_idx = buffer.compute_gae(args.gamma, args.gae_lambda)
+        else:  # duplicate groups: the settled decisions, advantage against the group's other plays
+            advantages, returns, train_idx = buffer.settled_batch()
         b_values = buffer.values[: buffer.n]
 
         # ---- PPO update ---------------------------------------------------------------------------
@@ -729,7 +759,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         y_true = returns[idx_all].cpu().numpy() if n_train else np.zeros(1)
         var_y = np.var(y_true)
         explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
-        carried = buffer.carry_over()
+        carried = buffer.carry_over(None if dup is None else np.flatnonzero(~buffer.settled[: buffer.n]))
         t_update = time.perf_counter() - t_update
 
         # ---- logging ------------------------------------------------------------------------------
@@ -750,6 +780,8 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         writer.add_scalar("losses/explained_variance", explained_var, global_step)
         writer.add_scalar("losses/teacher_loss", teacher_loss.item(), global_step)
         writer.add_scalar("charts/teacher_coef", teacher_coef, global_step)
+        if dup is not None:
+            writer.add_scalar("charts/duplicate_identical_share", dup.identical_groups / max(dup.groups_settled, 1), global_step)
         if pool is not None and args.pool_snapshot_every and update % args.pool_snapshot_every == 0:
             pool.add_snapshot(agent)
 

@@ -44,6 +44,11 @@ of the next rollout, while their log-probs stay those of the policy that chose t
 PPO's ratio is the correct importance weight. No decision and no reward is dropped at the
 rollout boundary (a checkpoint does not keep them: a resumed run starts without them).
 
+**Duplicate groups** (``train/duplicate.py``) replace GAE: each decision records the game it
+belongs to, :meth:`settle` writes the leave-one-out advantage and return of a finished group's
+games into their decisions, and only settled decisions are trained on; the others (games still
+running, or finished but waiting for their group) are carried over, whole chains included.
+
 Tensors that go through the network (observations, masks, actions, log-probs, values) live on
 the training device; the small bookkeeping arrays are numpy on the host.
 """
@@ -102,10 +107,17 @@ class SelfPlayBuffer:
         self.n = 0
         self.advantages = np.zeros(capacity, dtype=np.float32)
         self.trainable = np.zeros(capacity, dtype=np.bool_)
+        # duplicate groups: the game of each decision, and its settled advantage / return
+        self.game = np.zeros(capacity, dtype=np.int64)
+        self.settled = np.zeros(capacity, dtype=np.bool_)
+        self.dup_adv = np.zeros(capacity, dtype=np.float32)
+        self.dup_ret = np.zeros(capacity, dtype=np.float32)
+        self._settle_game = np.full(num_tables, -1, dtype=np.int64)
 
     # ---- per step ------------------------------------------------------------------------------
-    def add(self, tables, seats, obs, mask, actions, logprobs, values, oracle=None) -> np.ndarray:
-        """Append one decision per listed table (each table at most once); returns their indices."""
+    def add(self, tables, seats, obs, mask, actions, logprobs, values, oracle=None, games=None) -> np.ndarray:
+        """Append one decision per listed table (each table at most once); returns their indices.
+        ``games``: the game index of each (duplicate groups only)."""
         tables = np.asarray(tables, dtype=np.int64)
         seats = np.asarray(seats, dtype=np.int64)
         k = len(tables)
@@ -125,6 +137,9 @@ class SelfPlayBuffer:
         self.rewards[sl] = 0.0
         self.terminal[sl] = False
         self.next_idx[sl] = -1
+        self.settled[sl] = False
+        if games is not None:
+            self.game[sl] = games
         prev = self.last_idx[tables, seats]
         has_prev = prev >= 0
         self.next_idx[prev[has_prev]] = rows[has_prev]
@@ -174,21 +189,45 @@ class SelfPlayBuffer:
         returns = adv + self.values[:n]
         return adv, returns, np.flatnonzero(self.trainable[:n])
 
-    def carry_over(self) -> int:
-        """Keep only the open decisions, moved to the front with their rewards; returns their count."""
-        keep = self.open_rows()
+    def settle(self, tables, games, adv, ret) -> None:
+        """Duplicate groups: the decisions of game ``games[i]`` at ``tables[i]`` get the advantage
+        ``adv[i, seat]`` and return ``ret[i, seat]`` of their seat and become trainable."""
+        n = self.n
+        self._settle_game[tables] = games
+        row_of = np.full(self.num_tables, -1, dtype=np.int64)
+        row_of[tables] = np.arange(len(tables))
+        t = self.table[:n]
+        hit = np.flatnonzero((self.game[:n] == self._settle_game[t]) & ~self.settled[:n])
+        i, s = row_of[t[hit]], self.seat[hit]
+        self.dup_adv[hit] = adv[i, s]
+        self.dup_ret[hit] = ret[i, s]
+        self.settled[hit] = True
+        self._settle_game[tables] = -1
+
+    def settled_batch(self) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        """Duplicate groups' :meth:`compute_gae`: ``(advantages, returns, settled indices)``."""
+        n = self.n
+        adv = torch.from_numpy(self.dup_adv[:n].copy()).to(self.device)
+        ret = torch.from_numpy(self.dup_ret[:n].copy()).to(self.device)
+        return adv, ret, np.flatnonzero(self.settled[:n])
+
+    def carry_over(self, keep: np.ndarray | None = None) -> int:
+        """Keep only the open decisions (or the rows ``keep``, in order), moved to the front with
+        their rewards; returns their count."""
+        keep = self.open_rows() if keep is None else np.asarray(keep, dtype=np.int64)
         k = len(keep)
         if k:
             src = torch.as_tensor(keep, device=self.device)
             for t in (self.obs, self.mask, self.actions, self.logprobs, self.values, self.oracle):
                 if t is not None:
                     t[:k] = t.index_select(0, src)
-            for a in (self.table, self.seat, self.rewards):
+            for a in (self.table, self.seat, self.rewards, self.game, self.settled):
                 a[:k] = a[keep]
         self.terminal[:k] = False
         self.next_idx[:k] = -1
-        # re-point the chains: an open decision is, by definition, its chain's last one
+        # re-point the chains: an open decision is, by definition, its chain's last one (with
+        # ``keep``, a chain may keep several rows, in order: it points at the latest)
         self.last_idx[:] = -1
-        self.last_idx[self.table[:k], self.seat[:k]] = np.arange(k)
+        np.maximum.at(self.last_idx.reshape(-1), self.table[:k] * 4 + self.seat[:k], np.arange(k))
         self.n = k
         return k
