@@ -130,9 +130,15 @@ def wall_seeds(seed: int, walls: int, start: int = 0) -> np.ndarray:
     return np.array([int(game_seed(np.uint64(seed), w, 0)) for w in range(start, start + walls)], dtype=np.uint64)
 
 
-def _agent_seed(seed: int, batch: int, agent: int) -> int:
+def _agent_seed(seed: int, batch: int, agent: int, own_seed=0) -> int:
+    """Seed of distinct agent ``agent`` in batch ``batch``: a function of the evaluation seed, and
+    of the agent's own seed (``random:SEED``) when it has one other than 0, so that ``random:1``
+    and ``random:2`` play different games while ``random`` (= ``random:0``) keeps its streams."""
     g = 0x9E3779B97F4A7C15
-    return _mix64(_mix64(seed + g * (batch + 1)) ^ (g * (agent + 1) + 0x632BE59BD9B4E019)) >> 1
+    z = _mix64(_mix64(seed + g * (batch + 1)) ^ (g * (agent + 1) + 0x632BE59BD9B4E019))
+    if isinstance(own_seed, (int, np.integer)) and not isinstance(own_seed, bool) and own_seed:
+        z = _mix64(z ^ _mix64(int(own_seed) % 2**64))
+    return z >> 1
 
 
 @dataclass
@@ -179,7 +185,7 @@ def _play_batch(setup: _Setup, b: int, progress=None):
     seeds = np.repeat(wall_seeds(setup.seed, nw, w0), 4)  # job j = 4 * wall + rotation
     rot = np.tile(np.arange(4), nw)
     for i, agent in enumerate(setup.agents):
-        reset_agent(agent, _agent_seed(setup.seed, b, i))
+        reset_agent(agent, _agent_seed(setup.seed, b, i, getattr(agent, "seed", 0)))
     env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False)
     obs, mask, seat = env.reset(seeds=seeds)
     results = np.zeros((n, RESULT_WIDTH), dtype=np.int32)

@@ -90,6 +90,18 @@ def test_same_results_whatever_the_number_of_workers():
     assert _no_timing(other) != _no_timing(one)
 
 
+def test_a_random_agents_own_seed_gives_it_its_own_games():
+    """``random:SEED`` mixes SEED into the stream the evaluator gives it: two seeds, two players;
+    ``random`` and ``random:0`` are the same player."""
+    kw = dict(hands=64, seed=5, batch=32, progress=False)
+    scores = {}
+    for spec in ("random", "random:0", "random:1", "random:2"):
+        res = evaluate([spec, "heuristic"], **kw)
+        scores[spec] = res["agents"][spec]["mean_score"]
+    assert scores["random"] == scores["random:0"]
+    assert len({scores["random"], scores["random:1"], scores["random:2"]}) == 3
+
+
 def test_python_class_agent_in_an_evaluation(tmp_path, monkeypatch):
     (tmp_path / "eval_bot_mod.py").write_text(
         textwrap.dedent(
