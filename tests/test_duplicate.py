@@ -145,3 +145,22 @@ def test_duplicate_training_smoke(tmp_path):
     ])
     assert rc == 0
     assert (tmp_path / "dup" / "checkpoints" / "latest.pt").is_file()
+
+
+def test_duplicate_groups_on_two_ranks_wait_for_every_ranks_first_settled_group(tmp_path):
+    """Early rollouts settle no group; with two ranks (gloo) none may update before both have
+    decisions (their collectives must stay paired), and both end with the same weights."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sets = [f"runs_dir={tmp_path}", "run_name=d2", "duplicate_group=4", "pool_prob=0.9", "pool_heuristic_frac=1.0",
+            "pool_size=0", "pool_learner_seats=1", "total_timesteps=8192", "eval_every=0", "torch_threads=1",
+            "env_threads=1"]
+    argv = [sys.executable, "-m", "train.ppo_selfplay", "--nproc", "2", "--config", str(root / "configs/ppo_smoke.yaml")]
+    argv += sum((["--set", s] for s in sets), [])
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=240)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "distributed: all 2 ranks finished with identical weights" in out

@@ -315,6 +315,16 @@ def mean(value: torch.Tensor) -> torch.Tensor:
     return (buf / world_size()).reshape(()).to(value.device)
 
 
+def all_positive(n: int) -> bool:
+    """Whether every rank has ``n`` > 0 (e.g. decisions to train on: with duplicate groups a rank
+    may have settled no group yet, and then no rank updates, so their collectives stay paired)."""
+    if not enabled():
+        return n > 0
+    buf = torch.tensor([float(n)], device=_device)
+    _collective("all_reduce (min)", dist.all_reduce, buf, op=dist.ReduceOp.MIN)
+    return bool(buf.item() > 0)
+
+
 def sum_counters(obj) -> None:
     """Sum the numeric attributes of ``obj`` (e.g. the hand statistics of a logging window) over the ranks."""
     if not enabled():

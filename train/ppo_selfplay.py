@@ -691,11 +691,13 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
 
         # ---- PPO update ---------------------------------------------------------------------------
         n_train = len(train_idx)
+        # duplicate groups: no update until every rank has settled a group (early rollouts may not)
+        skip = dup is not None and not distributed.all_positive(n_train)  # [distributed]
         mb_size = max(1, math.ceil(n_train / args.num_minibatches))
         clipfracs, approx_kl, old_approx_kl = [], torch.zeros(()), torch.zeros(())
         pg_loss = v_loss = entropy_loss = teacher_loss = torch.zeros(())
         idx_all = torch.as_tensor(train_idx, device=device)
-        for _epoch in range(args.update_epochs):
+        for _epoch in range(0 if skip else args.update_epochs):
             perm = idx_all[torch.randperm(n_train).to(device)]
             for mb in distributed.minibatches(perm, mb_size, args.num_minibatches):  # [distributed] same count on all
                 mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
@@ -759,7 +761,10 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         y_true = returns[idx_all].cpu().numpy() if n_train else np.zeros(1)
         var_y = np.var(y_true)
         explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
-        carried = buffer.carry_over(None if dup is None else np.flatnonzero(~buffer.settled[: buffer.n]))
+        if dup is None:
+            carried = buffer.carry_over()
+        else:  # the unsettled decisions wait for their group (all of them when this update was skipped)
+            carried = buffer.carry_over(np.arange(buffer.n) if skip else np.flatnonzero(~buffer.settled[: buffer.n]))
         t_update = time.perf_counter() - t_update
 
         # ---- logging ------------------------------------------------------------------------------

@@ -221,7 +221,7 @@ class SelfPlayBuffer:
             for t in (self.obs, self.mask, self.actions, self.logprobs, self.values, self.oracle):
                 if t is not None:
                     t[:k] = t.index_select(0, src)
-            for a in (self.table, self.seat, self.rewards, self.game, self.settled):
+            for a in (self.table, self.seat, self.rewards, self.game, self.settled, self.dup_adv, self.dup_ret):
                 a[:k] = a[keep]
         self.terminal[:k] = False
         self.next_idx[:k] = -1
