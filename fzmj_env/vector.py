@@ -316,6 +316,14 @@ class VectorEnv:
         self._ready = True
         return self._obs, self._mask, self._seat
 
+    def _illegal(self, t: int, a: int, n_illegal: int) -> ValueError:
+        """The error for an illegal action ``a`` at table ``t`` (the first of ``n_illegal`` in the batch)."""
+        name = action_name(a) if 0 <= a < NUM_ACTIONS else "out of range 0..61"
+        return ValueError(
+            f"illegal action at table {t}: seat {int(self._seat[t])} cannot take action {a} ({name}); "
+            f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int(n_illegal)} illegal in this batch)"
+        )
+
     def _tables_arg(self, tables, method: str) -> np.ndarray:
         """``tables`` of :meth:`step_tables` / :meth:`reset_tables` as a 1-D integer array (after reset)."""
         if not self._ready:
@@ -364,13 +372,7 @@ class VectorEnv:
         actions = actions.astype(np.int64, copy=False)
         first, n_illegal = _find_illegal(actions, self._mask, self._seat)
         if n_illegal:
-            t = int(first)
-            a = int(actions[t])
-            name = action_name(a) if 0 <= a < NUM_ACTIONS else "out of range 0..61"
-            raise ValueError(
-                f"illegal action at table {t}: seat {int(self._seat[t])} cannot take action {a} ({name}); "
-                f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int(n_illegal)} illegal in this batch)"
-            )
+            raise self._illegal(int(first), int(actions[first]), n_illegal)
         acted = self._seat.copy()
         args = (self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
                 np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending, self._final,
@@ -404,13 +406,7 @@ class VectorEnv:
         if n_illegal == -2:
             raise ValueError(f"tables must be distinct, table {int(tables[first])} appears twice")
         if n_illegal:
-            t = int(tables[first])
-            a = int(actions[first])
-            name = action_name(a) if 0 <= a < NUM_ACTIONS else "out of range 0..61"
-            raise ValueError(
-                f"illegal action at table {t}: seat {int(self._seat[t])} cannot take action {a} ({name}); "
-                f"legal: {np.flatnonzero(self._mask[t]).tolist()} ({int(n_illegal)} illegal in this batch)"
-            )
+            raise self._illegal(int(tables[first]), int(actions[first]), n_illegal)
         acted = self._seat.copy()
         _step_list(tables, self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
                    np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending,
