@@ -86,7 +86,8 @@ def test_groups_share_walls_and_advantages_are_leave_one_out():
     np.testing.assert_allclose(adv.sum(axis=0), 0.0, atol=1e-12)  # the K advantages of a seat sum to 0
     np.testing.assert_allclose(ret, s)
     assert dup.game[:3].tolist() == [1, 1, 1] and not dup.waiting[:3].any()
-    assert (dup.seeds(groups, 1)[:3] != seeds[:3]).all()  # the next game is another wall
+    assert (dup.seeds(groups) != seeds[:3]).all()  # the next game is another wall
+    assert (dup.seeds(np.array([1])) == seeds[3:]).all()  # group 1 still plays its first wall
 
 
 def test_duplicate_groups_validate():

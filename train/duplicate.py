@@ -47,14 +47,14 @@ class DuplicateGroups:
         self.groups_settled = 0
         self.identical_groups = 0  # settled groups whose K plays scored alike (their advantages are 0)
 
-    def seeds(self, groups: np.ndarray, game: int | np.ndarray) -> np.ndarray:
-        """Wall seed of ``game`` for each of ``groups``: one per table of the group (K copies)."""
-        games = np.broadcast_to(np.asarray(game, dtype=np.int64), groups.shape)
+    def seeds(self, groups: np.ndarray) -> np.ndarray:
+        """Wall seed of the game each of ``groups`` plays now: one per table of the group (K copies)."""
+        games = self.game[groups * self.K]
         s = np.array([game_seed(np.uint64(self.base_seed), int(g), int(k)) for g, k in zip(groups, games)], dtype=np.uint64)
         return np.repeat(s, self.K)
 
     def first_seeds(self) -> np.ndarray:
-        return self.seeds(np.arange(self.B // self.K), 0)
+        return self.seeds(np.arange(self.B // self.K))
 
     def active(self) -> np.ndarray:
         return np.flatnonzero(~self.waiting)
@@ -71,7 +71,7 @@ class DuplicateGroups:
 
     def settle(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Leave-one-out advantages of complete ``groups``: ``(tables, games, advantage (n, 4), return (n, 4))``;
-        their tables stop waiting and move to the next game (start it with :meth:`seeds`)."""
+        their tables stop waiting and move to the next game (its walls: :meth:`seeds`)."""
         tables = (groups[:, None] * self.K + np.arange(self.K)[None, :]).reshape(-1)
         r = self.score[tables].reshape(len(groups), self.K, 4)
         others = (r.sum(axis=1, keepdims=True) - r) / (self.K - 1)

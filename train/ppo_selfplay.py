@@ -669,7 +669,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
                 if len(groups):
                     tables, games, adv, ret = dup.settle(groups)
                     buffer.settle(tables, games, adv, ret)
-                    obs, mask, seat = env.reset_tables(tables, dup.seeds(groups, dup.game[tables[::K]]))
+                    obs, mask, seat = env.reset_tables(tables, dup.seeds(groups))
                     if pool is not None:
                         pool.assign(tables, group=K)
             elif pool is not None and done.any():
