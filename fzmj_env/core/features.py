@@ -195,23 +195,26 @@ def _acceptance(st, w, gold, s_cur):
     mm = (n + 1) // 3
     if mm > 5:
         mm = 5
-    g = w[_C + gold]
     acc = 0
     for j in range(27):
         u = w[_UNSEEN + j]
-        if u <= 0 or w[_C + j] >= 4:
-            continue
-        s = j // 9
-        if j == gold:
-            if _sh(_comb(w, _ROWS + 12 * s, _D + 12 * s, mm), g + 1) < s_cur:
-                acc += u
-            continue
-        if s_cur >= 1 and w[_NC + j] == 0:
-            continue
-        _load_row(st, w[_KEYS + s] + _POW5[j % 9], w, _ROW)
-        if _sh(_comb(w, _ROW, _D + 12 * s, mm), g) < s_cur:
+        if u > 0 and w[_C + j] < 4 and _draw_lowers(st, w, gold, s_cur, j, mm):
             acc += u
     return acc
+
+
+@njit(cache=True, inline="always")
+def _draw_lowers(st, w, gold, s_cur, j, mm):
+    """Whether drawing kind ``j`` lowers the shanten ``s_cur`` of the 3n+1 hand at ``_C`` (its suit
+    state in ``w``, ``mm`` melds), with :func:`_acceptance`'s exact pruning."""
+    s = j // 9
+    g = w[_C + gold]
+    if j == gold:
+        return _sh(_comb(w, _ROWS + 12 * s, _D + 12 * s, mm), g + 1) < s_cur
+    if s_cur >= 1 and w[_NC + j] == 0:
+        return False
+    _load_row(st, w[_KEYS + s] + _POW5[j % 9], w, _ROW)
+    return _sh(_comb(w, _ROW, _D + 12 * s, mm), g) < s_cur
 
 
 @njit(cache=True, inline="always")
@@ -427,21 +430,10 @@ def _accept_kinds(st, w, gold, s_cur, row, count_row):
     mm = (n + 1) // 3
     if mm > 5:
         mm = 5
-    g = w[_C + gold]
     acc = 0
     for j in range(27):
         u = w[_UNSEEN + j]
-        if u <= 0 or w[_C + j] >= 4:
-            continue
-        s = j // 9
-        if j == gold:
-            v = _sh(_comb(w, _ROWS + 12 * s, _D + 12 * s, mm), g + 1)
-        else:
-            if s_cur >= 1 and w[_NC + j] == 0:
-                continue  # exact pruning, see _acceptance
-            _load_row(st, w[_KEYS + s] + _POW5[j % 9], w, _ROW)
-            v = _sh(_comb(w, _ROW, _D + 12 * s, mm), g)
-        if v < s_cur:
+        if u > 0 and w[_C + j] < 4 and _draw_lowers(st, w, gold, s_cur, j, mm):
             row[j] = 1
             acc += u
     for c in range(27):
