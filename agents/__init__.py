@@ -7,10 +7,10 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | ``random`` (``random:SEED``) | uniform over the legal actions, seeded |
 | ``heuristic`` | the rule-based baseline (``agents/heuristic.py``) |
 | ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
-| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``agents.policy.load_policy`` |
+| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
 
-Evaluation: ``agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
+Evaluation: ``fzmj.agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
 """
 
 from __future__ import annotations
@@ -20,9 +20,14 @@ import inspect
 import os
 import sys
 
+import fzmj_env
+from fzmj_env._numba_cache import clear_stale_cache
 from fzmj_env.validate import MAX_SEED
 
-from .base import Agent, AgentSpecError, as_batch
+# heuristic.py and policy.py hold cached kernels that call the engine's (see fzmj_env/_numba_cache.py)
+clear_stale_cache(__path__[0], depends_on=tuple(fzmj_env.__path__))
+
+from .base import Agent, AgentSpecError, as_batch  # noqa: E402  (after the cache check)
 
 __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
 

@@ -45,7 +45,7 @@ class Agent:
 def as_batch(obs, mask, check_values: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(obs (N, 97, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1.
 
-    The boundary of every agent's ``act`` (issue 10): ``ValueError`` naming what is wrong for
+    The boundary of every agent's ``act``: ``ValueError`` naming what is wrong for
     another shape (e.g. the observation with the oracle planes), a float dtype, values other
     than 0/1, or a mask row with no legal action. Vectorised checks, once per batch.
     ``check_values=False`` skips the scan of the observation's values (not its shape or dtype)
@@ -58,7 +58,9 @@ def as_batch(obs, mask, check_values: bool = True) -> tuple[np.ndarray, np.ndarr
     if mask.ndim == 1:
         mask = mask[None]
     if obs.ndim != 3 or mask.ndim != 2 or obs.shape[0] != mask.shape[0]:
-        raise ValueError(f"expected obs (N, {NUM_CHANNELS}, 27) and mask (N, {NUM_ACTIONS}), got {obs.shape} and {mask.shape}")
+        raise ValueError(
+            f"expected obs (N, {NUM_CHANNELS}, 27) and mask (N, {NUM_ACTIONS}), got {obs.shape} and {mask.shape}"
+        )
     check_planes("obs", obs, NUM_CHANNELS, check_values=check_values)
     check_masks("mask", mask, obs.shape[0], NUM_ACTIONS)
     return np.ascontiguousarray(obs, dtype=np.int8), np.ascontiguousarray(mask, dtype=np.int8)

@@ -1,4 +1,4 @@
-"""Checks of a policy checkpoint's content before anything is built from it (issue 10).
+"""Checks of a policy checkpoint's content before anything is built from it.
 
 A checkpoint names its network (``policy_spec``) and carries its weights (``model``). Both come
 from a file, so neither is trusted: the spec is built on PyTorch's ``meta`` device (shapes only,
@@ -37,7 +37,9 @@ def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str
         with torch.device("meta"):
             net = build(spec)
     except Exception as e:  # noqa: BLE001 - any failure to build is a bad spec to the user
-        raise ValueError(f"{where}: policy_spec {spec!r} does not describe a network ({type(e).__name__}: {e})") from None
+        raise ValueError(
+            f"{where}: policy_spec {spec!r} does not describe a network ({type(e).__name__}: {e})"
+        ) from None
     want = {k: tuple(v.shape) for k, v in net.state_dict().items()}
     got = {k: tuple(v.shape) for k, v in model.items()}
     missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
@@ -63,6 +65,10 @@ def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str
 
 
 def _check_finite(state: dict, where: str, what: str) -> None:
-    bad = [k for k, v in state.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(torch.isfinite(v).all())]
+    bad = [
+        k
+        for k, v in state.items()
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(torch.isfinite(v).all())
+    ]
     if bad:
         raise ValueError(f"{where}: {what}non-finite weights (NaN or inf) in {_first(bad)}: refused")

@@ -441,7 +441,9 @@ def evaluate(
         raise EvalConfigError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 4 or batch % 4:
         raise EvalConfigError(f"batch must be a positive multiple of 4, got {batch!r}")
-    if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, (int, np.integer)) or max_records < 1):
+    if max_records is not None and (
+        isinstance(max_records, bool) or not isinstance(max_records, (int, np.integer)) or max_records < 1
+    ):
         raise EvalConfigError(f"max_records must be a positive integer, got {max_records!r}")
     from fzmj_env.rules import load_rules
 
@@ -456,7 +458,7 @@ def evaluate(
 
         keeper = RecordKeeper(names, slot_agent, rules_obj, int(seed), max_records)
     walls = -(-int(hands) // 4)
-    try:  # issue 10: what this machine cannot hold is refused now, not after hours of play
+    try:  # what this machine cannot hold is refused now, not after hours of play
         check_int("batch", batch, 4, MAX_TABLES)
         check_memory(f"hands={hands}", 4 * walls * 14 * 4)  # every hand's result row is kept for the statistics
     except ValueError as e:
@@ -671,7 +673,7 @@ def main(argv=None) -> int:
         p.error("--batch must be a positive multiple of 4")
     if not 0 <= args.seed < 2**64:
         p.error("--seed must be in 0..2**64-1")
-    try:  # the outputs are written after the work: check them before it (issue 10)
+    try:  # the outputs are written after the work: check them before it
         if args.out is not None:
             check_output_file(args.out, "--out")
         if args.plot is not None:
@@ -705,7 +707,9 @@ def main(argv=None) -> int:
         return 1
     print(markdown(res))
     if res.get("records"):
-        print(f"\nsaved {len(res['records'])} game records to {args.save_records} (view one: fzmj-replay {res['records'][0]})")
+        print(
+            f"\nsaved {len(res['records'])} game records to {args.save_records} (view one: fzmj-replay {res['records'][0]})"
+        )
     try:
         if args.out:
             with open(args.out, "w", encoding="utf-8") as f:

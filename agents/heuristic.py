@@ -1,6 +1,6 @@
 """``heuristic``: a rule-based player (shanten with golds wild, then tile acceptance).
 
-Its shanten and acceptance kernels are ``fzmj_env/core/features.py``'s (shared with the
+Its shanten and acceptance kernels are ``fzmj_env/features.py``'s (shared with the
 hand-feature planes). Everything it knows comes from the observation (v1 planes; v2 preset planes
 for the preset rules) (``docs/observation.md``), decoded inside
 one Numba kernel over the batch (:func:`heuristic_kernel`):
@@ -46,15 +46,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fzmj_env.core.features import (  # the shanten / acceptance kernels, shared with the feature planes
-    _C,
-    _RES,
-    _WS_SIZE,
-    _acceptance,
-    _best_discard,
-    _decode,
-    _shanten,
-)
 from fzmj_env.core.hand import get_shanten_table, get_win_table, swims_counts
 from fzmj_env.core.state import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.encode import (
@@ -71,6 +62,15 @@ from fzmj_env.encode import (
     PC_HEAVENLY,
     S_FLOWER_COUNT,
     S_KONG,
+)
+from fzmj_env.features import (  # the shanten / acceptance kernels, shared with the feature planes
+    _C,
+    _RES,
+    _WS_SIZE,
+    _acceptance,
+    _best_discard,
+    _decode,
+    _shanten,
 )
 
 from .base import Agent, as_batch

@@ -4,7 +4,7 @@
                 --hands-per-pairing 2000 --workers 2 --dir league
 
 **Matches.** Every pair of agents (a *pairing*) plays on the same walls, through the duplicate
-evaluator (:func:`agents.evaluate.evaluate`, reused as it is: this module has no game loop).
+evaluator (:func:`fzmj.agents.evaluate.evaluate`, reused as it is: this module has no game loop).
 Format ``1v3`` (default): two matches, ``[A, B]`` (A against three B) and ``[B, A]`` (B
 against three A), each playing ``W = hands_per_pairing / 8`` walls in all four seat
 rotations; format ``2v2``: one match ``[A, B, A, B]`` (alternating seats) on

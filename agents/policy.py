@@ -34,8 +34,8 @@ import torch.nn as nn
 from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
-from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS
+from fzmj_env.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
 from fzmj_env.validate import check_input_width, check_policy_input
 
 from .checkpoint_guard import check_policy_checkpoint
@@ -128,7 +128,7 @@ class BinaryLinear(nn.Module):
         self.bias = nn.Parameter(torch.zeros(out_features))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input_width(x, self.in_features)  # issue 10: the sparse kernel indexes weight rows by column
+        check_input_width(x, self.in_features)  # the sparse kernel indexes weight rows by column
         sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
         if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
             idx, count = active_indices(x.to(torch.int8).contiguous().numpy())
@@ -202,7 +202,7 @@ class ActorCritic(nn.Module):
     ``spec`` (stored in checkpoints, see :func:`build_policy`): ``network`` ("mlp" | "resnet"),
     ``hidden_sizes``, ``res_channels``, ``res_blocks``, ``input_layer``, ``oracle_critic``,
     ``obs_planes`` (the base observation's planes) and ``hand_features`` (append the
-    ``fzmj_env/core/features.py`` planes, computed from the observation: :meth:`prepare`).
+    ``fzmj_env/features.py`` planes, computed from the observation: :meth:`prepare`).
     """
 
     def __init__(
@@ -307,7 +307,9 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
-        check_policy_input(obs, mask, self.in_planes if obs.shape[1] == self.in_planes else self.obs_planes)  # issue 10: shapes, dtypes, 0/1 values, a legal action per row
+        check_policy_input(
+            obs, mask, self.in_planes if obs.shape[1] == self.in_planes else self.obs_planes
+        )  # shapes, dtypes, 0/1 values, a legal action per row
         logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
@@ -338,14 +340,14 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
         raise FileNotFoundError(f"checkpoint not found: {path}")
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # a truncated file, not a torch file, ... (one line of ours, issue 10)
+    except Exception as e:  # a truncated file, not a torch file, ... (one line of ours)
         raise ValueError(unreadable_checkpoint(path, e)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
     if data.get("version", 0) > VERSION:
         raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
     check_layout(data, path)
-    check_policy_checkpoint(data, build_policy, str(path))  # spec vs weight shapes, finite weights (issue 10)
+    check_policy_checkpoint(data, build_policy, str(path))  # spec vs weight shapes, finite weights
     return data
 
 
@@ -368,7 +370,7 @@ def layout_name(obs_version: str, planes: int, hf_version: str | None, hf_planes
 def check_layout(data: dict, path) -> None:
     """One-line ``ValueError`` when the checkpoint's observation layout is not this code's."""
     spec = data.get("policy_spec") or {}
-    planes = int(spec.get("obs_planes", 97))  # checkpoints before issue 12: v1, 97 planes
+    planes = int(spec.get("obs_planes", 97))  # checkpoints before v1, 97 planes
     hf = data.get("hf_version") if spec.get("hand_features") else None
     here_hf = HF_VERSION if spec.get("hand_features") else None
     hf_planes = int(data.get("hf_planes", HF_NUM_PLANES)) if hf else 0

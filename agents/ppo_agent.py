@@ -19,7 +19,7 @@ def pretrained_path() -> Path:
 
 
 class PPOAgent(Agent):
-    """Loads ``PATH`` through ``agents.policy.load_policy(path, device=...)``.
+    """Loads ``PATH`` through ``fzmj.agents.policy.load_policy(path, device=...)``.
 
     The policy is a torch module with ``act(obs int8 (N, 99, 27), mask (N, 62),
     deterministic: bool) -> LongTensor (N,)``. ``deterministic=True`` (the default) takes the
@@ -33,6 +33,7 @@ class PPOAgent(Agent):
         if p.is_dir():
             raise AgentSpecError(f"checkpoint {str(path)!r} is a directory, expected a checkpoint file")
         from .policy import load_policy
+
         try:
             policy = load_policy(str(p), device=device)
         except Exception as e:  # noqa: BLE001 - any loader failure is a bad checkpoint to the user

@@ -1,4 +1,4 @@
-"""Throughput of ``fzmj-train`` as several ranks vs one process, at equal cores (issue 14).
+"""Throughput of ``fzmj-train`` as several ranks vs one process, at equal cores.
 
 Runs, interleaved and repeated (so a busy neighbour disturbs every variant alike), a few updates
 of a config (no evaluation; one checkpoint at the end) as:
@@ -79,10 +79,10 @@ def run_variant(
         ]
         argv = ["--config", config] + sum((["--set", s] for s in sets), [])
         if ranks == 1:
-            cmd = [sys.executable, "-m", "train.ppo_selfplay", *argv]
+            cmd = [sys.executable, "-m", "fzmj.train.ppo_selfplay", *argv]
         else:
             cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-            cmd += ["-m", "train.ppo_selfplay", *argv]
+            cmd += ["-m", "fzmj.train.ppo_selfplay", *argv]
         steps_per_update = ranks * per_rank
         # total_timesteps from the batch: updates of the global batch
         cmd += ["--set", f"total_timesteps={updates * steps_per_update * _num_steps(config, extra)}"]
@@ -108,8 +108,8 @@ def run_variant(
 
 def _num_steps(config: str, extra: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
-    from train.config import load_config
-    from train.ppo_selfplay import Args
+    from fzmj.train.config import load_config
+    from fzmj.train.ppo_selfplay import Args
 
     return load_config(Args, config, extra).num_steps
 
@@ -129,8 +129,8 @@ def main() -> None:
     if not 1 <= ns.warmup < ns.updates:
         raise SystemExit("--warmup must be at least 1 and below --updates")
     sys.path.insert(0, str(ROOT))
-    from train.config import load_config
-    from train.ppo_selfplay import Args
+    from fzmj.train.config import load_config
+    from fzmj.train.ppo_selfplay import Args
 
     tables = load_config(Args, ns.config, ns.overrides).num_tables
     variants = ns.variants.split(",")

@@ -1,4 +1,4 @@
-"""Engine throughput and import times (issue 2 targets).
+"""Engine throughput and import times (with their targets).
 
 Figures: complete random hands per second with random legal actions chosen inside Numba
 (no Python per decision); the same through the Python driver ``Game``; cold (compile) and
@@ -29,14 +29,13 @@ _IMPORT_SNIPPET = (
 
 
 def engine_hands_per_s(n_hands: int, runs: int, rules: str = "fuzhou-lianzhong") -> dict:
-    from fzmj_env.core import engine as E
-    from fzmj_env.core import state as S
+    from fzmj_env.core import engine, state
     from fzmj_env.core.hand import get_win_table
     from fzmj_env.core.selfplay import play_random_games
     from fzmj_env.rules import load_rules
 
-    buf = S.new_state(1)
-    E.set_rules(buf, 0, load_rules(rules).params)
+    buf = state.new_state(1)
+    engine.set_rules(buf, 0, load_rules(rules).params)
     wt = get_win_table()
     play_random_games(buf, 0, wt, 0, 10, 1)  # warm-up (compile or load the cache)
     rates, dec_rates = [], []
@@ -76,12 +75,16 @@ def import_seconds(cold: bool) -> dict:
         tmp = Path(tempfile.mkdtemp())
         shutil.copytree(ROOT / "fzmj_env", tmp / "fzmj_env", ignore=shutil.ignore_patterns("__pycache__", "_tables"))
         env_cold = dict(env, PYTHONPATH=str(tmp))
-        res = subprocess.run([sys.executable, "-c", _IMPORT_SNIPPET], env=env_cold, cwd=tmp, capture_output=True, text=True, check=True)
+        res = subprocess.run(
+            [sys.executable, "-c", _IMPORT_SNIPPET], env=env_cold, cwd=tmp, capture_output=True, text=True, check=True
+        )
         out["cold_import_s"] = float(res.stdout.strip().splitlines()[-1])
         shutil.rmtree(tmp, ignore_errors=True)
     warm = []
     for _ in range(3):
-        res = subprocess.run([sys.executable, "-c", _IMPORT_SNIPPET], env=env, capture_output=True, text=True, check=True)
+        res = subprocess.run(
+            [sys.executable, "-c", _IMPORT_SNIPPET], env=env, capture_output=True, text=True, check=True
+        )
         warm.append(float(res.stdout.strip().splitlines()[-1]))
     out["warm_import_s"] = statistics.median(warm)
     return out

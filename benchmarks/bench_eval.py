@@ -1,6 +1,6 @@
-"""Evaluation throughput (issue 5 target: >= 2,000 hands/s with 4 heuristic agents on 2 cores).
+"""Evaluation throughput (target>= 2,000 hands/s with 4 heuristic agents on 2 cores).
 
-Figures: hands per second of ``agents.evaluate.evaluate`` (duplicate format, the default
+Figures: hands per second of ``fzmj.agents.evaluate.evaluate`` (duplicate format, the default
 batch of 512 tables) with 4 heuristic agents and with 4 random agents, the median of
 ``--runs`` runs after a warm-up run (Numba caches loaded), with ``--workers`` processes; the
 same per CPU-second (this process and its workers: less sensitive to other jobs on a shared
@@ -33,7 +33,7 @@ def _cpu_s() -> float:
 
 
 def eval_hands_per_s(agents: list[str], hands: int, workers: int, runs: int) -> dict:
-    from agents.evaluate import evaluate
+    from fzmj.agents.evaluate import evaluate
 
     evaluate(agents, hands=min(hands, 512), seed=10**6, workers=workers, progress=False)  # warm-up
     rates, cpu_rates, dps = [], [], []
@@ -53,7 +53,8 @@ def eval_hands_per_s(agents: list[str], hands: int, workers: int, runs: int) -> 
 
 def heuristic_us_per_decision(n_steps: int = 40, tables: int = 512) -> float:
     """Kernel time per decision on observations collected from heuristic self-play."""
-    from agents.heuristic import HeuristicAgent
+    from fzmj.agents.heuristic import HeuristicAgent
+
     from fzmj_env.vector import VectorEnv
 
     env = VectorEnv(tables, seed=1)

@@ -1,10 +1,10 @@
-"""League throughput (issue 16 target: 5 agents, 10 pairings, 2,000 hands per pairing, 1v3, in
+"""League throughput (target5 agents, 10 pairings, 2,000 hands per pairing, 1v3, in
 under 5 minutes on 2 cores with heuristic-class agents).
 
 The league: ``heuristic`` and four heuristic-class bots (``league_bots.Eps05`` ... ``Eps50``:
 the heuristic playing a random action in 5-50% of its decisions), played from an empty folder
 ``--runs`` times (median wall time; the first run after a warm-up league). Baseline measured in
-the same run: one :func:`agents.evaluate.evaluate` call of the same number of hands with four
+the same run: one :func:`fzmj.agents.evaluate.evaluate` call of the same number of hands with four
 heuristics, so ``league_over_eval`` is the league's overhead over the bare evaluator.
 
     python benchmarks/bench_league.py [--json] [--hands-per-pairing N] [--workers W] [--runs R]
@@ -30,7 +30,7 @@ AGENTS = ["heuristic", *(f"python:league_bots:{c}" for c in ("Eps05", "Eps10", "
 
 
 def league_seconds(hands: int, workers: int) -> tuple[float, dict]:
-    from agents import league as L
+    from fzmj.agents import league as L
 
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])
-    from agents.evaluate import evaluate
+    from fzmj.agents.evaluate import evaluate
 
     league_seconds(64, args.workers)  # warm-up: Numba caches loaded
     times, res = [], None

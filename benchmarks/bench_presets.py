@@ -1,4 +1,4 @@
-"""Per-preset throughput (issue 11 targets): engine random self-play hands/s and VectorEnv
+"""Per-preset throughput (with their targets): engine random self-play hands/s and VectorEnv
 decisions/s at B=1024 (one thread) for every shipped preset, as ratios to the default preset
 measured in the same run. Presets are measured round-robin (one run of each, R times), so a
 disturbance of the machine hits them alike; the figures are medians of this process's CPU
@@ -19,14 +19,13 @@ import numpy as np
 
 
 def _engine_setup(rules: str):
-    from fzmj_env.core import engine as E
-    from fzmj_env.core import state as S
+    from fzmj_env.core import engine, state
     from fzmj_env.core.hand import get_win_table
     from fzmj_env.core.selfplay import play_random_games
     from fzmj_env.rules import load_rules
 
-    buf = S.new_state(1)
-    E.set_rules(buf, 0, load_rules(rules).params)
+    buf = state.new_state(1)
+    engine.set_rules(buf, 0, load_rules(rules).params)
     wt = get_win_table()
     play_random_games(buf, 0, wt, 0, 10, 1)  # warm-up
 
@@ -42,23 +41,23 @@ def _vector_setup(rules: str, tables: int):
     from fzmj_env.vector import VectorEnv
 
     env = VectorEnv(tables, rules=rules, seed=0)
-    state = {"mask": env.reset()[1], "rng": np.random.default_rng(0)}
+    loop = {"mask": env.reset()[1], "rng": np.random.default_rng(0)}
 
     def sample(mask):
-        return (state["rng"].random(mask.shape, dtype=np.float32) * mask).argmax(1)
+        return (loop["rng"].random(mask.shape, dtype=np.float32) * mask).argmax(1)
 
     for _ in range(5):
-        state["mask"] = env.step(sample(state["mask"]))[1]
+        loop["mask"] = env.step(sample(loop["mask"]))[1]
 
     def run(r: int, steps: int) -> float:
         t_env = 0.0
-        mask = state["mask"]
+        mask = loop["mask"]
         for _ in range(steps):
             a = sample(mask)
             t1 = time.process_time()
             mask = env.step(a)[1]
             t_env += time.process_time() - t1
-        state["mask"] = mask
+        loop["mask"] = mask
         return steps * tables / t_env
 
     return run
@@ -95,10 +94,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(fig))
         return
-    print(f"{'preset':>26} {'engine hands/s':>15} {'ratio':>6} {'VectorEnv B=' + str(args.tables) + ' dec/s':>24} {'ratio':>6}")
+    print(
+        f"{'preset':>26} {'engine hands/s':>15} {'ratio':>6} {'VectorEnv B=' + str(args.tables) + ' dec/s':>24} {'ratio':>6}"
+    )
     for p, f in fig.items():
         vk = f"vector_B{args.tables}_env_decisions_per_s"
-        print(f"{p:>26} {f['engine_hands_per_s']:>15,.0f} {f['engine_ratio']:>6.3f} {f[vk]:>24,.0f} {f['vector_ratio']:>6.3f}")
+        print(
+            f"{p:>26} {f['engine_hands_per_s']:>15,.0f} {f['engine_ratio']:>6.3f} {f[vk]:>24,.0f} {f['vector_ratio']:>6.3f}"
+        )
 
 
 if __name__ == "__main__":

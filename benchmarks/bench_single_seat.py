@@ -1,4 +1,4 @@
-"""Single-seat env throughput (issue 13): learner steps/s of ``SingleSeatVectorEnv`` with
+"""Single-seat env throughput: learner steps/s of ``SingleSeatVectorEnv`` with
 ``heuristic`` opponents, everything on one core.
 
 The learner samples a random legal action with numpy (as a policy would, outside the env);
@@ -29,7 +29,7 @@ def sample(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
 
 
 def single_seat_vector(tables: int, steps: int, runs: int, obs_dtype: str = "int8") -> dict:
-    from fzmj_env.integrations.gymnasium import SingleSeatVectorEnv
+    from fzmj.integrations.gymnasium import SingleSeatVectorEnv
 
     env = SingleSeatVectorEnv(tables, opponents="heuristic", seat="rotate", obs_dtype=obs_dtype)
     env.reset(seed=0)
@@ -59,7 +59,7 @@ def single_seat_vector(tables: int, steps: int, runs: int, obs_dtype: str = "int
 
 
 def single_seat_env(steps: int, runs: int) -> dict:
-    from fzmj_env.integrations.gymnasium import SingleSeatEnv
+    from fzmj.integrations.gymnasium import SingleSeatEnv
 
     env = SingleSeatEnv(opponents="heuristic", seat="rotate")
     env.reset(seed=0)
@@ -76,7 +76,8 @@ def single_seat_env(steps: int, runs: int) -> dict:
 
 
 def heuristic_selfplay(tables: int, steps: int, runs: int) -> dict:
-    from agents import make_agent
+    from fzmj.agents import make_agent
+
     from fzmj_env.vector import VectorEnv
 
     h = make_agent("heuristic")

@@ -1,4 +1,4 @@
-"""Training throughput of ``fzmj-train`` (issue 6 target: >= 10,000 env steps/s on 2 CPU cores).
+"""Training throughput of ``fzmj-train`` (target>= 10,000 env steps/s on 2 CPU cores).
 
 Runs a few updates of a config (no evaluation, no checkpoints in between) and prints, per
 update after the first (warm-up), the env steps per second of wall time, and the steps per
@@ -28,11 +28,10 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ns = ap.parse_args()
 
+    from fzmj.train.config import load_config
+    from fzmj.train.ppo_selfplay import Args
+    from fzmj.train.ppo_selfplay import main as train_main
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    from train.config import load_config
-    from train.ppo_selfplay import Args
-    from train.ppo_selfplay import main as train_main
 
     args = load_config(Args, ns.config, ns.overrides)
     with tempfile.TemporaryDirectory() as tmp:

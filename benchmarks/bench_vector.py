@@ -1,4 +1,4 @@
-"""Batched env throughput (issue 4): decisions/s and hands/s, random legal actions.
+"""Batched env throughput: decisions/s and hands/s, random legal actions.
 
 Actions are sampled from the masks with numpy (as a policy would be, outside the env), and
 observations are produced every step. Measured at several batch sizes, with one thread and
@@ -105,7 +105,9 @@ def main() -> None:
     print(f"{'config':>18} {'decisions/s':>14} {'env-only dec/s':>15} {'hands/s':>10} {'x AEC':>7}")
     for k, v in fig.items():
         if k.startswith("B"):
-            print(f"{k:>18} {v['decisions_per_s']:>14,.0f} {v['env_only_decisions_per_s']:>15,.0f} {v['hands_per_s']:>10,.0f} {v['ratio_vs_aec']:>7.1f}")
+            print(
+                f"{k:>18} {v['decisions_per_s']:>14,.0f} {v['env_only_decisions_per_s']:>15,.0f} {v['hands_per_s']:>10,.0f} {v['ratio_vs_aec']:>7.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Replay viewer and play page timings (issue 15 targets), in headless Chromium.
+"""Replay viewer and play page timings (with their targets), in headless Chromium.
 
 Figures, medians of ``--runs`` runs on a 4-hand match record (two heuristic, two random seats):
 - ``fzmj-replay`` writing the page once the engine is warm (target < 1 s), and the bare engine
@@ -51,10 +51,10 @@ def _small_png(path: Path) -> None:
 def _play_screens(browser, out: Path) -> None:
     """The play page at the person's turn, and at the result of a won hand (heuristic opponents)."""
     import numpy as np
+    from fzmj.agents import make_agent
 
-    from agents import make_agent
+    from fzmj.web.play import Session, make_server
     from fzmj_env.encode import NUM_CHANNELS, encode_table
-    from fzmj_env.web.play import Session, make_server
 
     me = make_agent("heuristic")
     obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
@@ -105,12 +105,12 @@ def main(argv=None) -> int:
     p.add_argument("--screenshots", metavar="DIR", help="write the README screenshots into DIR")
     args = p.parse_args(argv)
 
+    from fzmj.agents import make_agent
     from playwright.sync_api import sync_playwright
 
     import fzmj_env as F
-    from agents import make_agent
-    from fzmj_env.web.play import Session, play_agents
-    from fzmj_env.web.replay import write_replay
+    from fzmj.web.play import Session, play_agents
+    from fzmj.web.replay import write_replay
 
     rec = play_agents(["heuristic", "random:1", "heuristic", "random:2"], hands=4, seed=args.seed)
     fig: dict = {"record": f"4 hands, {len(rec['decisions'])} decisions"}

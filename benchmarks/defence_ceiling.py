@@ -1,4 +1,4 @@
-"""How much is there to win against three ``heuristic`` players by defence alone? (issue 12)
+"""How much is there to win against three ``heuristic`` players by defence alone?
 
 A *clairvoyant defender* plays one seat: it is the heuristic, except that it sees the other
 three concealed hands (the oracle planes, ``fzmj_env/encode.py``) and, when the heuristic's
@@ -23,12 +23,12 @@ import platform
 import time
 
 import numpy as np
+from fzmj.agents import make_agent
+from fzmj.agents.evaluate import mean_ci95, wall_seeds
 
-from agents import make_agent
-from agents.evaluate import mean_ci95, wall_seeds
-from fzmj_env.core.features import HF_DISC_ACC_MAX, HF_DISC_BEST, HF_DISC_NEXT, feature_planes
 from fzmj_env.core.hand import get_win_table, wait_mask_counts
 from fzmj_env.encode import O_HANDS, O_PASSED, P_GOLD_KIND, P_PHASE, PC_CLAIM
+from fzmj_env.features import HF_DISC_ACC_MAX, HF_DISC_BEST, HF_DISC_NEXT, feature_planes
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 
@@ -98,9 +98,17 @@ def run(walls: int, seed: int, slack: bool) -> dict:
             dealt_in[t] = info["results"][t, 2] == defender_seat[t]  # column 2: the discarder
     mean, ci = mean_ci95(score.reshape(walls, 4).mean(axis=1))
     return {
-        "walls": walls, "hands": B, "seed": seed, "slack": int(slack), "mean_score": mean, "ci95": ci,
-        "deal_in_rate": float(dealt_in.mean()), "discards_changed": changed, "no_safe_discard": stuck,
-        "seconds": time.perf_counter() - t0, "machine": platform.platform(),
+        "walls": walls,
+        "hands": B,
+        "seed": seed,
+        "slack": int(slack),
+        "mean_score": mean,
+        "ci95": ci,
+        "deal_in_rate": float(dealt_in.mean()),
+        "discards_changed": changed,
+        "no_safe_discard": stuck,
+        "seconds": time.perf_counter() - t0,
+        "machine": platform.platform(),
     }
 
 
@@ -118,10 +126,12 @@ def main(argv=None) -> int:
         print(json.dumps(res))
     else:
         lo, hi = res["ci95"]
-        print(f"clairvoyant defender vs 3 heuristic, {res['hands']} hands (seed {a.seed}, slack {a.slack}): "
-              f"{res['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}] per hand, deal-in {res['deal_in_rate']:.1%}, "
-              f"{res['discards_changed']} discards changed, {res['no_safe_discard']} without a safe one "
-              f"({res['seconds']:.0f} s)")
+        print(
+            f"clairvoyant defender vs 3 heuristic, {res['hands']} hands (seed {a.seed}, slack {a.slack}): "
+            f"{res['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}] per hand, deal-in {res['deal_in_rate']:.1%}, "
+            f"{res['discards_changed']} discards changed, {res['no_safe_discard']} without a safe one "
+            f"({res['seconds']:.0f} s)"
+        )
     return 0
 
 

@@ -5,9 +5,8 @@ e.g. ``PYTHONPATH=benchmarks``). They cost what the heuristic costs, and rank by
 from __future__ import annotations
 
 import numpy as np
-
-from agents import Agent
-from agents.heuristic import HeuristicAgent
+from fzmj.agents import Agent
+from fzmj.agents.heuristic import HeuristicAgent
 
 
 class EpsHeuristic(Agent):

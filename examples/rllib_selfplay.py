@@ -4,13 +4,13 @@
     python examples/rllib_selfplay.py --iterations 6                        # a local Ray, in-process sampling
     python examples/rllib_selfplay.py --address auto --num-env-runners 8    # on a running Ray cluster
 
-Env: ``fzmj_env.integrations.rllib.FzmjMultiAgentEnv`` (turn-based; every seat's final reward is
+Env: ``fzmj.integrations.rllib.FzmjMultiAgentEnv`` (turn-based; every seat's final reward is
 delivered). Module: RLlib's own ``ActionMaskingTorchRLModule`` (PPO). Policies: ``main``
 (trained) and ``league_0 .. league_{K-1}`` (frozen, never trained). In half of the games all
 four seats play ``main``; in the other half ``main`` holds one seat and snapshots the other
 three. Every ``--snapshot-every`` iterations ``main``'s weights are copied into the next league
 slot (round robin), so the league holds recent past selves. At the end ``main`` is evaluated
-greedily with ``agents.evaluate.evaluate`` (fzmj-eval's library call, duplicate deals) against
+greedily with ``fzmj.agents.evaluate.evaluate`` (fzmj-eval's library call, duplicate deals) against
 ``--eval-opponent``. Cluster set-up and token authentication: docs/integrations.md.
 """
 
@@ -56,26 +56,38 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import ray
+    from fzmj.agents.evaluate import evaluate
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
-    from agents.evaluate import evaluate
-    from fzmj_env.integrations.rllib import FzmjMultiAgentEnv, RLlibAgent, action_masking_module_spec
+    from fzmj.integrations.rllib import FzmjMultiAgentEnv, RLlibAgent, action_masking_module_spec
 
     t0 = time.perf_counter()
-    ray.init(address=args.address, num_cpus=args.num_cpus if args.address is None else None,
-             include_dashboard=False, log_to_driver=False)
+    ray.init(
+        address=args.address,
+        num_cpus=args.num_cpus if args.address is None else None,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
     league = [f"league_{i}" for i in range(args.league_size)]
     spec = action_masking_module_spec((256, 256))
     config = (
         PPOConfig()
         .environment(FzmjMultiAgentEnv, env_config={"reward_scale": 0.05})
         .env_runners(num_env_runners=args.num_env_runners, rollout_fragment_length="auto")
-        .multi_agent(policies={"main", *league}, policy_mapping_fn=league_mapping(args.league_size),
-                     policies_to_train=["main"])
+        .multi_agent(
+            policies={"main", *league}, policy_mapping_fn=league_mapping(args.league_size), policies_to_train=["main"]
+        )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: spec for m in ["main", *league]}))
-        .training(train_batch_size_per_learner=args.batch, minibatch_size=min(500, args.batch), num_epochs=4,
-                  lr=3e-4, gamma=0.99, lambda_=0.95, entropy_coeff=0.01)
+        .training(
+            train_batch_size_per_learner=args.batch,
+            minibatch_size=min(500, args.batch),
+            num_epochs=4,
+            lr=3e-4,
+            gamma=0.99,
+            lambda_=0.95,
+            entropy_coeff=0.01,
+        )
         .debugging(seed=args.seed)
     )
     algo = config.build_algo()
@@ -89,8 +101,10 @@ def main(argv=None) -> int:
         er = r["env_runners"]
         steps = int(er["num_env_steps_sampled_lifetime"])
         main_ret = er.get("module_episode_returns_mean", {}).get("main", float("nan"))
-        msg = f"iter {it}: env steps {steps:,}, {steps / (time.perf_counter() - t1):,.0f} steps/s, " \
-              f"main's summed seat return per game {main_ret:+.3f} (0 when it holds all four seats)"
+        msg = (
+            f"iter {it}: env steps {steps:,}, {steps / (time.perf_counter() - t1):,.0f} steps/s, "
+            f"main's summed seat return per game {main_ret:+.3f} (0 when it holds all four seats)"
+        )
         if it % args.snapshot_every == 0:
             slot = league[(it // args.snapshot_every - 1) % len(league)]
             snapshot_main(algo, slot)
@@ -98,15 +112,19 @@ def main(argv=None) -> int:
         print(msg, flush=True)
     t2 = time.perf_counter()
     cpu = time.process_time() - c1  # the driver process: it samples and learns when num_env_runners=0
-    print(f"trained {steps:,} env steps in {t2 - t1:.1f} s ({steps / (t2 - t1):,.0f} env steps/s incl. updates; "
-          f"driver {cpu:.1f} CPU s, {steps / cpu:,.0f} steps per CPU s)")
+    print(
+        f"trained {steps:,} env steps in {t2 - t1:.1f} s ({steps / (t2 - t1):,.0f} env steps/s incl. updates; "
+        f"driver {cpu:.1f} CPU s, {steps / cpu:,.0f} steps per CPU s)"
+    )
 
     agent = RLlibAgent(algo.get_module("main"), name="rllib_main")
     res = evaluate([agent, args.eval_opponent], hands=args.eval_hands, seed=args.seed, progress=False)
     a = res["agents"]["rllib_main"]
     ci = a["ci95"]
-    print(f"rllib_main vs 3x {args.eval_opponent}: {a['mean_score']:+.2f} points/hand "
-          f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}")
+    print(
+        f"rllib_main vs 3x {args.eval_opponent}: {a['mean_score']:+.2f} points/hand "
+        f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}"
+    )
     algo.stop()
     ray.shutdown()
     print(f"total {time.perf_counter() - t0:.1f} s")

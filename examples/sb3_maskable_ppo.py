@@ -5,7 +5,7 @@
 
 Trains for ``--timesteps`` learner steps on ``SingleSeatEnv`` (seat rotated every game, float32
 flat observations, ``action_masks()`` for MaskablePPO), then plays the model against the same
-opponents with ``agents.evaluate.evaluate`` (every wall in all four seat rotations) and prints
+opponents with ``fzmj.agents.evaluate.evaluate`` (every wall in all four seat rotations) and prints
 the mean score per hand with its 95% CI. Under 2 minutes on 2 CPU cores with the defaults.
 """
 
@@ -26,21 +26,34 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import torch
+    from fzmj.agents.evaluate import evaluate
     from sb3_contrib import MaskablePPO
 
-    from agents.evaluate import evaluate
-    from fzmj_env.integrations.sb3 import SB3Agent, make_vec_env
+    from fzmj.integrations.sb3 import SB3Agent, make_vec_env
 
     torch.set_num_threads(1)  # small MLP: threads cost more than they bring
     t0, c0 = time.perf_counter(), time.process_time()
     env = make_vec_env(args.n_envs, seed=args.seed, opponents=args.opponents, seat="rotate", reward_scale=0.05)
-    model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=256, n_epochs=4, learning_rate=3e-4,
-                        gamma=0.99, ent_coef=0.01, policy_kwargs={"net_arch": [128, 128]}, seed=args.seed, verbose=0)
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=256,
+        batch_size=256,
+        n_epochs=4,
+        learning_rate=3e-4,
+        gamma=0.99,
+        ent_coef=0.01,
+        policy_kwargs={"net_arch": [128, 128]},
+        seed=args.seed,
+        verbose=0,
+    )
     model.learn(total_timesteps=args.timesteps)
     t1 = time.perf_counter()
     cpu = time.process_time() - c0
-    print(f"trained {args.timesteps} learner steps in {t1 - t0:.1f} s ({args.timesteps / (t1 - t0):,.0f} steps/s; "
-          f"{cpu:.1f} CPU s, {args.timesteps / cpu:,.0f} steps per CPU s)")
+    print(
+        f"trained {args.timesteps} learner steps in {t1 - t0:.1f} s ({args.timesteps / (t1 - t0):,.0f} steps/s; "
+        f"{cpu:.1f} CPU s, {args.timesteps / cpu:,.0f} steps per CPU s)"
+    )
     if args.save:
         model.save(args.save)
 
@@ -48,9 +61,11 @@ def main(argv=None) -> int:
     res = evaluate([agent, args.opponents], hands=args.hands, seed=args.seed, progress=False)
     a = res["agents"]["maskable_ppo"]
     ci = a["ci95"]
-    print(f"maskable_ppo vs 3x {args.opponents}: {a['mean_score']:+.2f} points/hand "
-          f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}; "
-          f"illegal choices replaced: {agent.illegal_replaced}")
+    print(
+        f"maskable_ppo vs 3x {args.opponents}: {a['mean_score']:+.2f} points/hand "
+        f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}; "
+        f"illegal choices replaced: {agent.illegal_replaced}"
+    )
     print(f"total {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -4,9 +4,9 @@
     python examples/tianshou_dqn.py --timesteps 4000 --opponents random --hands 400
 
 Trains a masked double DQN for ``--timesteps`` learner steps on ``SingleSeatEnv`` (through
-``fzmj_env.integrations.tianshou.make_env``: observation ``{"obs", "mask"}``, the names
+``fzmj.integrations.tianshou.make_env``: observation ``{"obs", "mask"}``, the names
 Tianshou's policies read; seat rotated every game), then plays the greedy policy against the
-same opponents with ``agents.evaluate.evaluate`` and prints the mean score per hand with its
+same opponents with ``fzmj.agents.evaluate.evaluate`` and prints the mean score per hand with its
 95% CI. Under 2 minutes on 2 CPU cores with the defaults.
 """
 
@@ -27,6 +27,7 @@ def main(argv=None) -> int:
 
     import numpy as np
     import torch
+    from fzmj.agents.evaluate import evaluate
     from tianshou.algorithm import DQN
     from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -35,8 +36,7 @@ def main(argv=None) -> int:
     from tianshou.trainer import OffPolicyTrainerParams
     from tianshou.utils.net.common import Net
 
-    from agents.evaluate import evaluate
-    from fzmj_env.integrations.tianshou import TianshouAgent, make_env
+    from fzmj.integrations.tianshou import TianshouAgent, make_env
 
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
@@ -71,16 +71,20 @@ def main(argv=None) -> int:
     )
     t1 = time.perf_counter()
     cpu = time.process_time() - c0
-    print(f"trained {stats.train_step} learner steps ({stats.train_episode} episodes, {stats.update_step} updates) "
-          f"in {t1 - t0:.1f} s ({stats.train_step / (t1 - t0):,.0f} steps/s; {cpu:.1f} CPU s, "
-          f"{stats.train_step / cpu:,.0f} steps per CPU s)")
+    print(
+        f"trained {stats.train_step} learner steps ({stats.train_episode} episodes, {stats.update_step} updates) "
+        f"in {t1 - t0:.1f} s ({stats.train_step / (t1 - t0):,.0f} steps/s; {cpu:.1f} CPU s, "
+        f"{stats.train_step / cpu:,.0f} steps per CPU s)"
+    )
 
     agent = TianshouAgent(policy, name="tianshou_dqn")
     res = evaluate([agent, args.opponents], hands=args.hands, seed=args.seed, progress=False)
     a = res["agents"]["tianshou_dqn"]
     ci = a["ci95"]
-    print(f"tianshou_dqn vs 3x {args.opponents}: {a['mean_score']:+.2f} points/hand "
-          f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}")
+    print(
+        f"tianshou_dqn vs 3x {args.opponents}: {a['mean_score']:+.2f} points/hand "
+        f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}"
+    )
     print(f"total {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -6,7 +6,7 @@ Python game driver, game records, and the environments.
 
 from ._numba_cache import clear_stale_cache
 
-clear_stale_cache()  # before any cached kernel loads (see _numba_cache.py)
+clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cache.py)
 
 from .aec import env, raw_env  # noqa: E402
 from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits  # noqa: E402
@@ -14,7 +14,7 @@ from .game import Game, IllegalActionError, hand_result  # noqa: E402
 from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
 from .rules import available_rules, load_rules  # noqa: E402
 from .tiles import format_tiles, kind_index, kind_name, parse_tiles  # noqa: E402
-from .vector import VectorEnv  # noqa: E402  (the README's F.VectorEnv, issue 10)
+from .vector import VectorEnv  # noqa: E402  (the README's F.VectorEnv)
 
 __all__ = [
     "parse_tiles",
@@ -44,21 +44,18 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-# ---- issue 13: library integrations (fzmj_env/integrations/), loaded only when asked for -----------
-# ``fzmj_env.SingleSeatEnv`` imports agents/ (it takes agent specs), so it is resolved lazily: the
-# env core never imports agents/ and ``import fzmj_env`` stays light. The Gymnasium id is a string
-# entry point, so registering it imports nothing.
-_LAZY = {
-    "SingleSeatEnv": "fzmj_env.integrations.gymnasium",
-    "SingleSeatVectorEnv": "fzmj_env.integrations.gymnasium",
+# The adapters that take agent specs live a layer up, in ``fzmj.integrations``: the env never
+# imports them. Their Gymnasium id is registered here by name (a string imports nothing), so
+# ``import fzmj_env; gym.make("fzmj/SingleSeat-v0")`` works as documented.
+_MOVED = {
+    "SingleSeatEnv": "fzmj.integrations.SingleSeatEnv",
+    "SingleSeatVectorEnv": "fzmj.integrations.SingleSeatVectorEnv",
 }
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _MOVED:
+        raise AttributeError(f"fzmj_env.{name} moved to {_MOVED[name]} (or gym.make('fzmj/SingleSeat-v0'))")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -68,8 +65,8 @@ def _register_gymnasium_ids() -> None:
     if "fzmj/SingleSeat-v0" not in registry:
         register(
             id="fzmj/SingleSeat-v0",
-            entry_point="fzmj_env.integrations.gymnasium:SingleSeatEnv",
-            vector_entry_point="fzmj_env.integrations.gymnasium:SingleSeatVectorEnv",
+            entry_point="fzmj.integrations.gymnasium:SingleSeatEnv",
+            vector_entry_point="fzmj.integrations.gymnasium:SingleSeatVectorEnv",
         )
 
 

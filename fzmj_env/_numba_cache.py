@@ -5,9 +5,10 @@ and changes, the stale machine code is loaded anyway (a documented limitation, n
 #1833). Here that would mean, after ``git pull`` on an editable install, a cached batch kernel in
 ``vector.py`` running an old ``engine.py``: wrong games, or a crash if the state layout changed.
 
-So at import (before any kernel loads) we fingerprint the sources of every package with cached
-kernels; if the fingerprint differs from the one stored with the cache, the packages' Numba
-cache files (``__pycache__/*.nbi``, ``*.nbc``) are deleted and the kernels recompile once.
+So each package with cached kernels calls :func:`clear_stale_cache` when it is imported (before
+any kernel loads), naming its own folder and the folders of the packages its kernels call; if
+the fingerprint of those sources differs from the one stored with the cache, the package's Numba
+cache files (``__pycache__/*.nbi``, ``*.nbc``) are deleted and its kernels recompile once.
 """
 
 from __future__ import annotations
@@ -16,52 +17,44 @@ import hashlib
 import os
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent
-_PACKAGES = ("fzmj_env", "agents", "train")  # every package with @njit(cache=True) kernels
-_STAMP = Path(__file__).resolve().parent / "__pycache__" / "numba_sources.sha256"
-_NO_KERNELS = (_ROOT / "fzmj_env" / "web",)  # the pages (issue 15): no kernel, no reason to recompile
+_STAMP_NAME = "numba_sources.sha256"
 
 
-def _sources() -> list[Path]:
-    files: list[Path] = []
-    for pkg in _PACKAGES:
-        d = _ROOT / pkg
-        if d.is_dir():
-            files += sorted(
-                p
-                for p in d.rglob("*.py")
-                if "__pycache__" not in p.parts and not any(p.is_relative_to(x) for x in _NO_KERNELS)
-            )
-    return files
+def _sources(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def source_fingerprint() -> str:
+def source_fingerprint(folders: list[Path]) -> str:
+    """One hash over every ``.py`` file under ``folders`` (names relative to each folder)."""
     h = hashlib.sha256()
-    for p in _sources():
-        h.update(str(p.relative_to(_ROOT)).encode())
-        h.update(p.read_bytes())
+    for folder in folders:
+        for p in _sources(folder):
+            h.update(f"{folder.name}/{p.relative_to(folder)}".encode())
+            h.update(p.read_bytes())
     return h.hexdigest()
 
 
-def clear_stale_cache() -> bool:
-    """Delete our Numba cache files if the sources changed since they were written; True if deleted.
-    Silently does nothing where the package directory is read-only."""
-    fingerprint = source_fingerprint()
+def clear_stale_cache(package_dir: str | Path, depends_on: tuple[str | Path, ...] = ()) -> bool:
+    """Delete ``package_dir``'s Numba cache files if its sources, or those of ``depends_on`` (the
+    packages its kernels call), changed since the cache was written; True if deleted. Silently
+    does nothing where the package directory is read-only."""
+    package_dir = Path(package_dir)
+    stamp = package_dir / "__pycache__" / _STAMP_NAME
+    fingerprint = source_fingerprint([package_dir, *map(Path, depends_on)])
     try:
-        if _STAMP.read_text() == fingerprint:
+        if stamp.read_text() == fingerprint:
             return False
     except OSError:
         pass
     try:
-        for pkg in _PACKAGES:
-            for cache_dir in (_ROOT / pkg).rglob("__pycache__"):
-                for f in cache_dir.iterdir():
-                    if f.suffix in (".nbi", ".nbc"):
-                        f.unlink(missing_ok=True)
-        _STAMP.parent.mkdir(exist_ok=True)
-        tmp = _STAMP.with_suffix(f".{os.getpid()}.tmp")
+        for cache_dir in package_dir.rglob("__pycache__"):
+            for f in cache_dir.iterdir():
+                if f.suffix in (".nbi", ".nbc"):
+                    f.unlink(missing_ok=True)
+        stamp.parent.mkdir(exist_ok=True)
+        tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(fingerprint)
-        tmp.replace(_STAMP)
+        tmp.replace(stamp)
     except OSError:
         return False
     return True

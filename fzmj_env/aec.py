@@ -63,9 +63,9 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import encode as X
+from . import encode
 from .actions import NUM_ACTIONS, action_name
-from .core import state as S
+from .core import state
 from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
 from .game import MAX_SEED, Game, IllegalActionError, hand_result
 from .rules import DEFAULT_RULES
@@ -75,7 +75,7 @@ from .validate import check_reward_scale
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 _RESET_OPTIONS = {"wall", "dealer", "streak"}
 
-# issue 13: library options (see the module docstring and raw_env._set_library_options)
+# library options (see the module docstring and raw_env._set_library_options)
 _OBS_DTYPES = {"int8": np.int8, "float32": np.float32}
 _INFO_MODES = ("full", "numeric", "none")
 _NO_RESULT = {"hand_over": 0, "winner": -1, "win_type": -1, "discarder": -1, "value": 0, "specials": 0, "hand_no": -1}
@@ -86,10 +86,10 @@ def _numeric_result(result: dict) -> dict:
     return {
         "hand_over": 1,
         "winner": -1 if result["winner"] is None else int(result["winner"]),
-        "win_type": -1 if result["win_type"] is None else S.WIN_TYPE_NAMES.index(result["win_type"]),
+        "win_type": -1 if result["win_type"] is None else state.WIN_TYPE_NAMES.index(result["win_type"]),
         "discarder": -1 if result["discarder"] is None else int(result["discarder"]),
         "value": int(result["value"]),
-        "specials": sum(1 << S.SPECIAL_NAMES.index(n) for n in result["specials"]),
+        "specials": sum(1 << state.SPECIAL_NAMES.index(n) for n in result["specials"]),
         "hand_no": int(result["hand_no"]),
         "points": np.asarray(result["points"], dtype=np.int64),
     }
@@ -254,8 +254,9 @@ class raw_env(AECEnv, EzPickle):
         flatten: bool = False,
         info: str = "full",
     ):
-        EzPickle.__init__(self, rules, hands_per_game, reward_scale, oracle, record, render_mode, obs_dtype, flatten,
-                          info)
+        EzPickle.__init__(
+            self, rules, hands_per_game, reward_scale, oracle, record, render_mode, obs_dtype, flatten, info
+        )
         super().__init__()
         self._set_library_options(obs_dtype, flatten, info, record)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -289,8 +290,8 @@ class raw_env(AECEnv, EzPickle):
         if agent == self._obs_agent:
             return self._obs
         seat = self.agent_name_mapping[agent]
-        obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
-        X.encode_table(self._buf, 0, seat, obs)
+        obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        encode.encode_table(self._buf, 0, seat, obs)
         return {"observation": obs, "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
 
     def observation_space(self, agent):
@@ -304,7 +305,7 @@ class raw_env(AECEnv, EzPickle):
 
         The fields of ``core.state.STATE_DTYPE`` in order; ``core.state.numpy_view`` names them.
         """
-        return S.flat_state(self._buf, 0)
+        return state.flat_state(self._buf, 0)
 
     # ---- stepping ----------------------------------------------------------------------------
     def step(self, action):
@@ -331,8 +332,8 @@ class raw_env(AECEnv, EzPickle):
             info.update(_NO_RESULT, points=np.zeros(4, dtype=np.int64))
 
         new_mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        new_obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
-        r = X.step_observe(self._buf, 0, self._wt, a, new_mask, new_obs)
+        new_obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        r = encode.step_observe(self._buf, 0, self._wt, a, new_mask, new_obs)
         code = (r >> 3) - 1
         if code < 0:  # the mask allowed it: an engine bug, never a user error
             raise RuntimeError(f"engine refused action {a} that its mask allowed (seat {seat})")
@@ -394,8 +395,8 @@ class raw_env(AECEnv, EzPickle):
                     self.infos[a]["record"] = rec
 
     def _update_oracle(self) -> None:
-        out = np.empty((4, X.ORACLE_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
-        X.oracle_all(self._buf, 0, out)
+        out = np.empty((4, encode.ORACLE_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        encode.oracle_all(self._buf, 0, out)
         for i, a in enumerate(AGENTS):
             if a in self.infos:
                 self.infos[a]["oracle"] = out[i]
@@ -435,8 +436,8 @@ class raw_env(AECEnv, EzPickle):
         self._skip_agent_selection = None
 
         mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        obs = np.empty((X.NUM_CHANNELS, X.NUM_COLUMNS), dtype=np.int8)
-        seat = (X.step_observe(self._buf, 0, self._wt, -1, mask, obs) & 7) - 1
+        obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        seat = (encode.step_observe(self._buf, 0, self._wt, -1, mask, obs) & 7) - 1
         self._seat = seat
         game._seat = seat
         game._mask = mask
@@ -447,7 +448,7 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    # ---- issue 13: library options (obs_dtype, flatten, info) ----------------------------------------
+    # ---- library options (obs_dtype, flatten, info) ----------------------------------------
     def _set_library_options(self, obs_dtype: str, flatten: bool, info: str, record: bool) -> None:
         if obs_dtype not in _OBS_DTYPES:
             raise ValueError(f"obs_dtype must be one of {sorted(_OBS_DTYPES)}, got {obs_dtype!r}")
@@ -463,7 +464,9 @@ class raw_env(AECEnv, EzPickle):
         self._plain_obs = obs_dtype == "int8" and not flatten  # the cached int8 dicts go out as they are
 
     def _observation_space(self) -> spaces.Dict:
-        shape = (X.NUM_CHANNELS * X.NUM_COLUMNS,) if self._flatten else (X.NUM_CHANNELS, X.NUM_COLUMNS)
+        shape = (
+            (encode.NUM_CHANNELS * encode.NUM_COLUMNS,) if self._flatten else (encode.NUM_CHANNELS, encode.NUM_COLUMNS)
+        )
         return spaces.Dict(
             {
                 "observation": spaces.Box(low=0, high=1, shape=shape, dtype=self._obs_dtype),
@@ -498,38 +501,38 @@ class raw_env(AECEnv, EzPickle):
         m = v.m
         if seat is None:
             seat = self._seat if self._seat >= 0 else 0
-        gold = int(m[S.GOLD])
-        ph = int(m[S.PHASE])
-        over = ph == S.PH_OVER
+        gold = int(m[state.GOLD])
+        ph = int(m[state.PHASE])
+        over = ph == state.PH_OVER
 
         def tiles(kinds):
             return "".join(kind_glyph(int(k)) for k in kinds)
 
         lines = [
-            f"fzmj_v0 · hand {int(m[S.HAND_NO]) + 1}/{int(m[S.HANDS_PER_GAME])} · dealer player_{int(m[S.DEALER])} · "
-            f"streak {int(m[S.STREAK])} · gold {kind_glyph(gold)} ({kind_name(gold)})",
+            f"fzmj_v0 · hand {int(m[state.HAND_NO]) + 1}/{int(m[state.HANDS_PER_GAME])} · dealer player_{int(m[state.DEALER])} · "
+            f"streak {int(m[state.STREAK])} · gold {kind_glyph(gold)} ({kind_name(gold)})",
             f"wall: {g.tiles_left} left · reserve {g.reserve} · drawable {g.drawable} · scores {g.scores}",
         ]
         for s in range(4):
             tags = []
-            if s == int(m[S.DEALER]):
+            if s == int(m[state.DEALER]):
                 tags.append("dealer")
             if v.gold_thrown[s]:
                 tags.append("discarded a gold")
-            if not over and s == int(m[S.CUR]):
+            if not over and s == int(m[state.CUR]):
                 tags.append("current")
             head = f"player_{s}" + (f" ({', '.join(tags)})" if tags else "")
             fl = [27 + i for i in range(15) for _ in range(int(v.flowers[s, i]))]
             melds = []
             for j in range(int(v.n_melds[s])):
                 t, k, taken, src = (int(x) for x in v.meld[s, j])
-                if t == S.MELD_CONCEALED_KONG:
+                if t == state.MELD_CONCEALED_KONG:
                     melds.append(f"[{tiles([k] * 4)} concealed]" if s == seat else "[🀫🀫🀫🀫 concealed]")
-                elif t == S.MELD_CHI:
+                elif t == state.MELD_CHI:
                     melds.append(f"[{tiles([k, k + 1, k + 2])} chi {kind_glyph(taken)}←p{src}]")
                 else:
-                    n = 3 if t == S.MELD_PENG else 4
-                    melds.append(f"[{tiles([k] * n)} {S.MELD_NAMES[t]} ←p{src}]")
+                    n = 3 if t == state.MELD_PENG else 4
+                    melds.append(f"[{tiles([k] * n)} {state.MELD_NAMES[t]} ←p{src}]")
             nd = int(v.n_disc[s])
             disc = "".join(kind_glyph(int(v.disc[s, i])) + ("*" if v.disc_claimed[s, i] else "") for i in range(nd))
             lines.append(head)
@@ -547,11 +550,11 @@ class raw_env(AECEnv, EzPickle):
             res = hand_result(self._buf, 0)
             lines.append(f"game over · last hand: {res}")
         else:
-            state = f"phase: {g.phase} · to act: player_{self._seat}"
-            if ph == S.PH_CLAIM:
-                t = int(m[S.CLAIM_TILE])
-                state += f" · tile under claim {kind_glyph(t)} ({kind_name(t)}) from player_{int(m[S.CLAIM_FROM])}"
-            lines.append(state)
+            status = f"phase: {g.phase} · to act: player_{self._seat}"
+            if ph == state.PH_CLAIM:
+                t = int(m[state.CLAIM_TILE])
+                status += f" · tile under claim {kind_glyph(t)} ({kind_name(t)}) from player_{int(m[state.CLAIM_FROM])}"
+            lines.append(status)
         return "\n".join(lines)
 
     def close(self):

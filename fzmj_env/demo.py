@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
                     + (f" on seat {r['discarder']}'s discard" if r["discarder"] is not None else "")
                     + f", value {r['value']} (flowers {r['flower_points']}, golds {r['gold_points']}"
                     + (
-                        ", specials " + ", ".join(f"{k} {v}" for k, v in r["special_values"].items())
+                        ", specials "
+                        + ", ".join(f"{k} {v}" for k, v in r["special_values"].items())
                         + f" (counted: {', '.join(r['specials_counted']) or 'none'})"
                         if r["specials"]
                         else ""
@@ -62,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"  result: {what}; points {r['points']}; scores {game.scores}")
             if not game.done:
-                print(f"hand {done_hands + 1}: dealer seat {game.dealer} (streak {game.streak}), gold {kind_name(game.gold)}")
+                print(
+                    f"hand {done_hands + 1}: dealer seat {game.dealer} (streak {game.streak}), gold {kind_name(game.gold)}"
+                )
     print(f"final scores: {game.scores} ({len(game.decisions)} decisions)")
     return 0
 

@@ -1,7 +1,7 @@
 """Observation encoder v2: a ``(NUM_CHANNELS, 27)`` int8 tensor per seat (Numba).
 
 v2 = v1's planes 0..96 unchanged, then planes 97..98 with the preset-public information
-(issue 11, PRESETS.md P0/P5): the rule preset the table plays (one network can play several
+(docs/presets.md P0/P5): the rule preset the table plays (one network can play several
 presets) and every seat's public swim level (游金, fuzhou-home). Later versions may only
 append planes after these.
 
@@ -105,7 +105,7 @@ P_STREAK = P_GLOBAL + 4
 P_HANDS_LEFT = P_GLOBAL + 5
 P_PHASE = P_GLOBAL + 6
 P_CLAIM_TILE = P_GLOBAL + 7
-# v2 (issue 11): preset-public planes, appended after v1's 97
+# v2: preset-public planes, appended after v1's 97
 P_PRESET = P_GLOBAL + 8  # 97: cols 0-4 one-hot rule scheme (SCHEME_NAMES order); col 5 a loss cap is set (P4)
 P_SWIM = P_GLOBAL + 9  # 98: col 3r + j = relative seat r swims at a level > j (P5), j = 0..2
 NUM_CHANNELS = P_GLOBAL + 10  # 99
@@ -270,7 +270,7 @@ assert len(ORACLE_PLANES) == ORACLE_CHANNELS
 
 
 # ---- kernels -----------------------------------------------------------------------------------------
-# Speed (issue 4). A count plane group (``>= 1 .. >= 4``) is built 8 columns at a time: eight
+# Speed. A count plane group (``>= 1 .. >= 4``) is built 8 columns at a time: eight
 # counts (0..7, three bits per byte) sit in one uint64 and each threshold is a few bit operations
 # on it, stored as one uint64 (``store8``); a 27-column row takes the words at columns 0, 8, 16
 # and 19 (the last overlaps, same bytes). The public counts come ready in that form from the

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .actions import NUM_ACTIONS, action_name
-from .core import engine as E
-from .core import state as S
+from .core import engine, state
 from .core.hand import get_win_table
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
@@ -66,27 +65,27 @@ def parse_wall(wall: Sequence[int] | Sequence[str] | str | np.ndarray) -> np.nda
 
 def hand_result(buf: np.ndarray, t: int = 0) -> dict:
     """The result of the last finished hand of table ``t``, as a plain dict."""
-    view = S.numpy_view(buf, t)
+    view = state.numpy_view(buf, t)
     m = view.m
-    winner = int(m[S.WINNER])
-    bits = int(m[S.SPECIALS])
-    counted = int(m[S.SPECIALS_COUNTED])
-    listed = [i for i in range(S.N_SPECIALS) if bits >> i & 1]
+    winner = int(m[state.WINNER])
+    bits = int(m[state.SPECIALS])
+    counted = int(m[state.SPECIALS_COUNTED])
+    listed = [i for i in range(state.N_SPECIALS) if bits >> i & 1]
     return {
-        "hand_no": int(m[S.RES_HAND_NO]),
-        "dealer": int(m[S.RES_DEALER]),
-        "streak": int(m[S.RES_STREAK]),
+        "hand_no": int(m[state.RES_HAND_NO]),
+        "dealer": int(m[state.RES_DEALER]),
+        "streak": int(m[state.RES_STREAK]),
         "winner": None if winner < 0 else winner,
-        "win_type": None if winner < 0 else S.WIN_TYPE_NAMES[int(m[S.WIN_TYPE])],
-        "discarder": None if m[S.DISCARDER] < 0 else int(m[S.DISCARDER]),
-        "flower_points": int(m[S.FLOWER_PTS]),
-        "gold_points": int(m[S.GOLD_PTS]),
-        "specials": [S.SPECIAL_NAMES[i] for i in listed],
-        "value": int(m[S.VALUE]),
+        "win_type": None if winner < 0 else state.WIN_TYPE_NAMES[int(m[state.WIN_TYPE])],
+        "discarder": None if m[state.DISCARDER] < 0 else int(m[state.DISCARDER]),
+        "flower_points": int(m[state.FLOWER_PTS]),
+        "gold_points": int(m[state.GOLD_PTS]),
+        "specials": [state.SPECIAL_NAMES[i] for i in listed],
+        "value": int(m[state.VALUE]),
         "points": [int(x) for x in view.points],
-        # PRESETS.md P0: each listed special's value under the preset, and which were paid
-        "special_values": {S.SPECIAL_NAMES[i]: int(m[S.RES_SPECIAL_VALUES + i]) for i in listed},
-        "specials_counted": [S.SPECIAL_NAMES[i] for i in listed if counted >> i & 1],
+        # docs/presets.md P0: each listed special's value under the preset, and which were paid
+        "special_values": {state.SPECIAL_NAMES[i]: int(m[state.RES_SPECIAL_VALUES + i]) for i in listed},
+        "specials_counted": [state.SPECIAL_NAMES[i] for i in listed if counted >> i & 1],
     }
 
 
@@ -98,13 +97,13 @@ class Game:
     """
 
     def __init__(self, rules: str | Rules = DEFAULT_RULES, hands_per_game: int = 1):
-        hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state (issue 10)
+        hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state
         self.rules = load_rules(rules)
         self.hands_per_game = hands_per_game
         self.win_table = get_win_table()
-        self.buf = S.new_state(1)
-        E.set_rules(self.buf, 0, self.rules.params)
-        self.view = S.numpy_view(self.buf, 0)
+        self.buf = state.new_state(1)
+        engine.set_rules(self.buf, 0, self.rules.params)
+        self.view = state.numpy_view(self.buf, 0)
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._seat = -1
         self.seed: int | None = None
@@ -127,7 +126,17 @@ class Game:
         if scripted:
             self.view.wall[:] = parse_wall(wall)
         self.seed = int(seed)
-        E.table_reset(self.buf, 0, self.win_table, lo, hi, -1 if dealer is None else int(dealer), int(streak), self.hands_per_game, scripted)
+        engine.table_reset(
+            self.buf,
+            0,
+            self.win_table,
+            lo,
+            hi,
+            -1 if dealer is None else int(dealer),
+            int(streak),
+            self.hands_per_game,
+            scripted,
+        )
         self.decisions = []
         self.results = []
         self.hand_starts = [self._hand_start()]
@@ -135,10 +144,14 @@ class Game:
 
     def _hand_start(self) -> dict:
         m = self.view.m
-        return {"wall": [_KIND_NAMES[k] for k in self.view.wall.tolist()], "dealer": int(m[S.DEALER]), "streak": int(m[S.STREAK])}
+        return {
+            "wall": [_KIND_NAMES[k] for k in self.view.wall.tolist()],
+            "dealer": int(m[state.DEALER]),
+            "streak": int(m[state.STREAK]),
+        }
 
     def _refresh(self) -> None:
-        self._seat = int(E.table_mask(self.buf, 0, self.win_table, self._mask))
+        self._seat = int(engine.table_mask(self.buf, 0, self.win_table, self._mask))
 
     # ---- the current decision ---------------------------------------------------------------
     @property
@@ -157,7 +170,7 @@ class Game:
 
     @property
     def phase(self) -> str:
-        return S.PHASE_NAMES[int(self.view.m[S.PHASE])]
+        return state.PHASE_NAMES[int(self.view.m[state.PHASE])]
 
     @property
     def done(self) -> bool:
@@ -178,13 +191,13 @@ class Game:
             legal = ", ".join(f"{x} ({action_name(x)})" for x in self.legal_actions)
             raise IllegalActionError(f"seat {self._seat} cannot take {what} in phase '{self.phase}'; legal: {legal}")
         seat = self._seat
-        code = int(E.table_step(self.buf, 0, self.win_table, a))
-        if code == E.STEP_ILLEGAL:  # the mask said legal: an engine bug, never a user error
+        code = int(engine.table_step(self.buf, 0, self.win_table, a))
+        if code == engine.STEP_ILLEGAL:  # the mask said legal: an engine bug, never a user error
             raise RuntimeError(f"engine refused action {a} that its mask allowed (seat {seat})")
         self.decisions.append((seat, a))
-        if code in (E.STEP_HAND_OVER, E.STEP_GAME_OVER):
+        if code in (engine.STEP_HAND_OVER, engine.STEP_GAME_OVER):
             self.results.append(self.last_result)
-            if code == E.STEP_HAND_OVER:
+            if code == engine.STEP_HAND_OVER:
                 self.hand_starts.append(self._hand_start())
         self._refresh()
         return code
@@ -218,7 +231,14 @@ class Game:
         out = []
         for j in range(int(self.view.n_melds[seat])):
             t, k, taken, src = (int(x) for x in self.view.meld[seat, j])
-            out.append({"type": S.MELD_NAMES[t], "kind": kind_name(k), "taken": None if taken < 0 else kind_name(taken), "from": None if src < 0 else src})
+            out.append(
+                {
+                    "type": state.MELD_NAMES[t],
+                    "kind": kind_name(k),
+                    "taken": None if taken < 0 else kind_name(taken),
+                    "from": None if src < 0 else src,
+                }
+            )
         return out
 
     def discards(self, seat: int) -> list[str]:
@@ -226,27 +246,27 @@ class Game:
 
     @property
     def gold(self) -> int:
-        return int(self.view.m[S.GOLD])
+        return int(self.view.m[state.GOLD])
 
     @property
     def dealer(self) -> int:
-        return int(self.view.m[S.DEALER])
+        return int(self.view.m[state.DEALER])
 
     @property
     def streak(self) -> int:
         """Dealer streak of the hand being played (R2)."""
-        return int(self.view.m[S.STREAK])
+        return int(self.view.m[state.STREAK])
 
     @property
     def tiles_left(self) -> int:
-        return int(E.table_wall_counts(self.buf, 0)[0])
+        return int(engine.table_wall_counts(self.buf, 0)[0])
 
     @property
     def reserve(self) -> int:
         """Reserve N (R6), as the engine counts it."""
-        return int(E.table_wall_counts(self.buf, 0)[1])
+        return int(engine.table_wall_counts(self.buf, 0)[1])
 
     @property
     def drawable(self) -> int:
-        left, reserve = E.table_wall_counts(self.buf, 0)
+        left, reserve = engine.table_wall_counts(self.buf, 0)
         return int(left - reserve)

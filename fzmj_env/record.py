@@ -16,7 +16,7 @@ from .rules import Rules, RulesError, load_rules, rules_digest, rules_from_data
 from .validate import MAX_HANDS_PER_GAME, MAX_SEED
 
 RECORD_FORMAT = "fzmj-record"
-RECORD_VERSION = 2  # v2 (issue 11): + rules_data, rules_digest; v1 records (name only) still replay
+RECORD_VERSION = 2  # v2: + rules_data, rules_digest; v1 records (name only) still replay
 _KEYS = {"format", "version", "rules", "seed", "hands_per_game", "hands", "decisions", "scores"}
 _KEYS_V2 = _KEYS | {"rules_data", "rules_digest"}
 

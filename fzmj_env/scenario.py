@@ -1,4 +1,4 @@
-"""Scripted walls for exact scenarios (RULES.md R3): tests, replays, tutorials.
+"""Scripted walls for exact scenarios (docs/rules.md R3): tests, replays, tutorials.
 
 :func:`make_wall` places the tiles you name where the deal (R3), the flower rounds (R4) and
 the gold flip (R5) will take them, and fills every other position with the rest of the

@@ -1,4 +1,4 @@
-"""Tile kinds, text notation and glyphs (RULES.md R1).
+"""Tile kinds, text notation and glyphs (docs/rules.md R1).
 
 Kind index, used everywhere (arrays included):
   0–8 = 1m–9m, 9–17 = 1p–9p, 18–26 = 1s–9s, 27–33 = 1z–7z (honors, all flowers in Fuzhou),
@@ -78,7 +78,9 @@ def parse_tile_list(text: str) -> list[int]:
             pending.append((int(ch), pos))
         elif ch in SUITS:
             if not pending:
-                raise ValueError(f"bad tile notation {text!r}: suit letter {ch!r} at position {pos} has no digits before it")
+                raise ValueError(
+                    f"bad tile notation {text!r}: suit letter {ch!r} at position {pos} has no digits before it"
+                )
             first, ranks, _ = SUITS[ch]
             for rank, rpos in pending:
                 if rank > ranks:
@@ -90,7 +92,9 @@ def parse_tile_list(text: str) -> list[int]:
         else:
             raise ValueError(f"bad tile notation {text!r}: unknown character {ch!r} at position {pos}")
     if pending:
-        raise ValueError(f"bad tile notation {text!r}: digits at position {pending[0][1]} have no suit letter after them")
+        raise ValueError(
+            f"bad tile notation {text!r}: digits at position {pending[0][1]} have no suit letter after them"
+        )
     return kinds
 
 

@@ -1,5 +1,5 @@
 """Checks at the public boundary: every value from Python, a file or a command line is checked
-here before it reaches a Numba kernel or the int32/int16 state (issue 10).
+here before it reaches a Numba kernel or the int32/int16 state.
 
 Kernels do not check their input (a bounds check per element would cost the hot loops), so a
 public function that feeds one calls a checker from this module first. Each checker raises
@@ -43,9 +43,7 @@ def check_int(name: str, value, lo: int, hi: int | None = None) -> int:
     return v
 
 
-def check_float(
-    name: str, value, lo: float | None = None, hi: float | None = None, lo_open: bool = False
-) -> float:
+def check_float(name: str, value, lo: float | None = None, hi: float | None = None, lo_open: bool = False) -> float:
     """``value`` as a finite float in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``); NaN and inf are refused."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {value!r}")
@@ -54,7 +52,9 @@ def check_float(
         raise ValueError(f"{name} must be a finite number, got {v}")
     if (lo is not None and (v < lo or (lo_open and v == lo))) or (hi is not None and v > hi):
         left = "(" if lo_open else "["
-        raise ValueError(f"{name} must be in {left}{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}], got {v}")
+        raise ValueError(
+            f"{name} must be in {left}{lo if lo is not None else '-inf'}, {hi if hi is not None else 'inf'}], got {v}"
+        )
     return v
 
 
@@ -91,7 +91,9 @@ def check_memory(what: str, nbytes: int) -> None:
     arrays are allocated lazily, so without this the OOM killer, not a message, would answer."""
     total = physical_memory()
     if total is not None and nbytes > total:
-        raise ValueError(f"{what} needs about {nbytes / 1e9:.1f} GB of buffers, more than this machine's {total / 1e9:.1f} GB")
+        raise ValueError(
+            f"{what} needs about {nbytes / 1e9:.1f} GB of buffers, more than this machine's {total / 1e9:.1f} GB"
+        )
 
 
 # ---- batches --------------------------------------------------------------------------------------
@@ -149,7 +151,9 @@ def check_planes(name: str, x, channels: int, batched: bool = True, check_values
     if _is_float(x):
         raise ValueError(f"{name} must be an integer (int8) array of 0/1 planes, got dtype {x.dtype}")
     if check_values and dims[0] and not _all_01(x):
-        raise ValueError(f"{name} must hold only 0 and 1 (observation planes), got values {int(x.min())}..{int(x.max())}")
+        raise ValueError(
+            f"{name} must hold only 0 and 1 (observation planes), got values {int(x.min())}..{int(x.max())}"
+        )
 
 
 def check_masks(name: str, mask, rows: int, num_actions: int = 62) -> None:
@@ -226,7 +230,9 @@ def check_output_file(path: str | os.PathLike, what: str, suffixes: tuple[str, .
     if p.is_dir():
         raise ValueError(f"{what}: {str(path)!r} is a directory, expected a file name")
     if suffixes is not None and p.suffix.lower().lstrip(".") not in suffixes:
-        raise ValueError(f"{what}: unsupported file type {p.suffix or '(none)'!r} of {str(path)!r} (use one of: {', '.join('.' + s for s in suffixes)})")
+        raise ValueError(
+            f"{what}: unsupported file type {p.suffix or '(none)'!r} of {str(path)!r} (use one of: {', '.join('.' + s for s in suffixes)})"
+        )
     parent = p.absolute().parent
     if not parent.is_dir():
         raise ValueError(f"{what}: directory {str(parent)!r} does not exist")

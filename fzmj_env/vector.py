@@ -21,8 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from .actions import NUM_ACTIONS, action_name
-from .core import engine as E
-from .core import state as S
+from .core import engine, state
 from .core.hand import get_win_table
 from .core.intrinsics import borrow, prefetch
 from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
@@ -34,21 +33,21 @@ from .validate import MAX_TABLES, check_hands_per_game, check_int, check_memory,
 @njit(cache=True)
 def game_seed(base_seed, table, game):
     """Seed of the ``game``-th game of ``table``: a hash of (base seed, table, game)."""
-    z = E.mix64(np.uint64(base_seed) + E.GAMMA * np.uint64(table + 1))
-    return E.mix64(z ^ (E.GAMMA * np.uint64(game + 1)))
+    z = engine.mix64(np.uint64(base_seed) + engine.GAMMA * np.uint64(table + 1))
+    return engine.mix64(z ^ (engine.GAMMA * np.uint64(game + 1)))
 
 
 @njit(cache=True)
 def _start_game(tb, wt, seed, hands_per_game):
-    E.set_seed(tb, seed)
-    E.reset_table(tb, wt, -1, 0, hands_per_game, False)
+    engine.set_seed(tb, seed)
+    engine.reset_table(tb, wt, -1, 0, hands_per_game, False)
 
 
 @njit(cache=True)
 def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
     """Mask, observation (and oracle) of the acting seat of one table; hands over its pending reward."""
-    E.legal_mask(tb, wt, mask[t])
-    s = E.acting_seat(tb)
+    engine.legal_mask(tb, wt, mask[t])
+    s = engine.acting_seat(tb)
     seat_out[t] = s
     if s < 0:  # a finished game left as it is (auto_reset=False): nothing to see or do
         obs[t, :, :] = 0
@@ -84,8 +83,19 @@ def _reset_one(buf, wt, t, base_seed, games, hands_per_game):
     games[t] += 1
 
 
-_RESULT_SLOTS = (S.WINNER, S.WIN_TYPE, S.DISCARDER, S.FLOWER_PTS, S.GOLD_PTS, S.SPECIALS, S.VALUE, S.RES_HAND_NO,
-                 S.RES_DEALER, S.RES_STREAK, S.SPECIALS_COUNTED)
+_RESULT_SLOTS = (
+    state.WINNER,
+    state.WIN_TYPE,
+    state.DISCARDER,
+    state.FLOWER_PTS,
+    state.GOLD_PTS,
+    state.SPECIALS,
+    state.VALUE,
+    state.RES_HAND_NO,
+    state.RES_DEALER,
+    state.RES_STREAK,
+    state.SPECIALS_COUNTED,
+)
 RESULT_POINTS = len(_RESULT_SLOTS)  # column of points[0] in a result row (see results_of)
 RESULT_WIDTH = RESULT_POINTS + 4
 
@@ -101,8 +111,23 @@ def _copy_result(tb, out):
 
 
 @njit(cache=True)
-def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewards, done, hand_over, pending, final,
-              results, auto_reset):
+def _step_one(
+    buf,
+    wt,
+    t,
+    action,
+    base_seed,
+    games,
+    hands_per_game,
+    scale,
+    rewards,
+    done,
+    hand_over,
+    pending,
+    final,
+    results,
+    auto_reset,
+):
     """One table's step (its finished hand's result copied before any reset); then observe it."""
     tb = buf[t]
     for s in range(4):
@@ -110,17 +135,17 @@ def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewar
         final[t, s] = 0.0
     done[t] = False
     hand_over[t] = False
-    if tb.m[S.PHASE] == S.PH_OVER:  # finished and not reset (auto_reset=False): the action is ignored
+    if tb.m[state.PHASE] == state.PH_OVER:  # finished and not reset (auto_reset=False): the action is ignored
         return
-    code = E.apply_action(tb, wt, action)
-    if code == E.STEP_HAND_OVER or code == E.STEP_GAME_OVER:
+    code = engine.apply_action(tb, wt, action)
+    if code == engine.STEP_HAND_OVER or code == engine.STEP_GAME_OVER:
         hand_over[t] = True
         _copy_result(tb, results[t])
         for s in range(4):
             r = tb.points[s] * scale
             rewards[t, s] = r
             pending[t, s] += r
-    if code == E.STEP_GAME_OVER:
+    if code == engine.STEP_GAME_OVER:
         done[t] = True
         for s in range(4):
             final[t, s] = pending[t, s]
@@ -130,8 +155,30 @@ def _step_one(buf, wt, t, action, base_seed, games, hands_per_game, scale, rewar
 
 
 @njit(cache=True)
-def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
+def _step_range(
+    lo,
+    hi,
+    buf,
+    wt,
+    actions,
+    base_seed,
+    games,
+    hpg,
+    scale,
+    rewards,
+    done,
+    hand_over,
+    pending,
+    final,
+    mask,
+    obs,
+    seat_out,
+    oracle,
+    oracle_out,
+    pending_out,
+    results,
+    auto_reset,
+):
     """Step tables ``lo .. hi-1`` and observe them."""
     # Borrowed views (core/intrinsics.py): no atomic reference counting in the helpers called per table.
     wt, actions, games, rewards, done = borrow(wt), borrow(actions), borrow(games), borrow(rewards), borrow(done)
@@ -141,14 +188,50 @@ def _step_range(lo, hi, buf, wt, actions, base_seed, games, hpg, scale, rewards,
     for t in range(lo, hi):
         if t + 1 < hi:  # the next table's record comes in from L3 while this one is stepped
             prefetch(buf, t + 1, buf.itemsize)
-        _step_one(buf, wt, t, actions[t], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                  results, auto_reset)
+        _step_one(
+            buf,
+            wt,
+            t,
+            actions[t],
+            base_seed,
+            games,
+            hpg,
+            scale,
+            rewards,
+            done,
+            hand_over,
+            pending,
+            final,
+            results,
+            auto_reset,
+        )
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 @njit(cache=True)
-def _step_list(tables, buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-               mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset):
+def _step_list(
+    tables,
+    buf,
+    wt,
+    actions,
+    base_seed,
+    games,
+    hpg,
+    scale,
+    rewards,
+    done,
+    hand_over,
+    pending,
+    final,
+    mask,
+    obs,
+    seat_out,
+    oracle,
+    oracle_out,
+    pending_out,
+    results,
+    auto_reset,
+):
     """Step only the tables listed in ``tables`` (``actions[i]`` for ``tables[i]``) and observe them;
     the per-step outputs of the other tables are zeroed."""
     for t in range(buf.shape[0]):
@@ -160,8 +243,23 @@ def _step_list(tables, buf, wt, actions, base_seed, games, hpg, scale, rewards, 
             final[t, s] = 0.0
     for i in range(tables.shape[0]):
         t = tables[i]
-        _step_one(buf, wt, t, actions[i], base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                  results, auto_reset)
+        _step_one(
+            buf,
+            wt,
+            t,
+            actions[i],
+            base_seed,
+            games,
+            hpg,
+            scale,
+            rewards,
+            done,
+            hand_over,
+            pending,
+            final,
+            results,
+            auto_reset,
+        )
         _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
@@ -191,20 +289,76 @@ def _find_illegal_at(tables, actions, mask, seat):
 
 
 @njit(cache=True, parallel=True)
-def _step_parallel(buf, wt, actions, base_seed, games, hpg, scale, rewards, done, hand_over, pending, final,
-                   mask, obs, seat_out, oracle, oracle_out, pending_out, results, auto_reset, n):
+def _step_parallel(
+    buf,
+    wt,
+    actions,
+    base_seed,
+    games,
+    hpg,
+    scale,
+    rewards,
+    done,
+    hand_over,
+    pending,
+    final,
+    mask,
+    obs,
+    seat_out,
+    oracle,
+    oracle_out,
+    pending_out,
+    results,
+    auto_reset,
+    n,
+):
     """``n`` contiguous chunks of tables, one per thread."""
     B = buf.shape[0]
     chunk = (B + n - 1) // n
     for w in prange(n):
-        _step_range(w * chunk, min(B, (w + 1) * chunk), buf, wt, actions, base_seed, games, hpg, scale, rewards,
-                    done, hand_over, pending, final, mask, obs, seat_out, oracle, oracle_out, pending_out, results,
-                    auto_reset)
+        _step_range(
+            w * chunk,
+            min(B, (w + 1) * chunk),
+            buf,
+            wt,
+            actions,
+            base_seed,
+            games,
+            hpg,
+            scale,
+            rewards,
+            done,
+            hand_over,
+            pending,
+            final,
+            mask,
+            obs,
+            seat_out,
+            oracle,
+            oracle_out,
+            pending_out,
+            results,
+            auto_reset,
+        )
 
 
 @njit(cache=True)
-def _reset_all(buf, wt, base_seed, first_seeds, use_first, games, hpg, mask, obs, seat_out, oracle, oracle_out,
-               pending, pending_out):
+def _reset_all(
+    buf,
+    wt,
+    base_seed,
+    first_seeds,
+    use_first,
+    games,
+    hpg,
+    mask,
+    obs,
+    seat_out,
+    oracle,
+    oracle_out,
+    pending,
+    pending_out,
+):
     for t in range(buf.shape[0]):
         games[t] = 0
         for s in range(4):
@@ -249,11 +403,13 @@ class VectorEnv:
         auto_reset: bool = True,
     ):
         num_tables = check_int("num_tables", num_tables, 1, MAX_TABLES)
-        hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state (issue 10)
+        hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state
         reward_scale = check_reward_scale(reward_scale)
         num_threads = check_int("num_threads", num_threads, 1)
         if num_threads > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"num_threads={num_threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba can use here")
+            raise ValueError(
+                f"num_threads={num_threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba can use here"
+            )
         split_seed(seed)  # validates
         B = int(num_tables)
         self.num_tables = B
@@ -267,18 +423,22 @@ class VectorEnv:
         self.num_actions = NUM_ACTIONS
         self.obs_shape = (NUM_CHANNELS, 27)
         self._wt = get_win_table()
-        per_table = S.STATE_DTYPE.itemsize + (NUM_CHANNELS + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
+        per_table = (
+            state.STATE_DTYPE.itemsize + (NUM_CHANNELS + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
+        )
         check_memory(f"num_tables={B}", B * per_table)  # before numpy's lazy zeros meet the OOM killer
         try:
             self._allocate(B, oracle)
         except MemoryError:
-            raise ValueError(f"num_tables={B}: not enough memory for the tables ({B * per_table / 1e9:.1f} GB)") from None
+            raise ValueError(
+                f"num_tables={B}: not enough memory for the tables ({B * per_table / 1e9:.1f} GB)"
+            ) from None
         self._ready = False
 
     def _allocate(self, B: int, oracle: bool) -> None:
-        self.buf = S.new_state(B)
+        self.buf = state.new_state(B)
         for t in range(B):
-            E.set_rules(self.buf, t, self.rules.params)
+            engine.set_rules(self.buf, t, self.rules.params)
         self._games = np.zeros(B, dtype=np.int64)
         self._obs = np.zeros((B, NUM_CHANNELS, 27), dtype=np.int8)
         self._oracle = np.zeros((B if oracle else 1, ORACLE_CHANNELS, 27), dtype=np.int8)
@@ -311,8 +471,22 @@ class VectorEnv:
             if seeds.dtype.kind not in "iu" or (seeds.dtype.kind == "i" and (seeds < 0).any()):
                 raise ValueError("seeds must be non-negative integers")
             first = seeds.astype(np.uint64)
-        _reset_all(self.buf, self._wt, np.uint64(self.seed), first, seeds is not None, self._games, self.hands_per_game,
-                   self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending, self._pending_out)
+        _reset_all(
+            self.buf,
+            self._wt,
+            np.uint64(self.seed),
+            first,
+            seeds is not None,
+            self._games,
+            self.hands_per_game,
+            self._mask,
+            self._obs,
+            self._seat,
+            self.oracle,
+            self._oracle,
+            self._pending,
+            self._pending_out,
+        )
         self._ready = True
         return self._obs, self._mask, self._seat
 
@@ -341,15 +515,31 @@ class VectorEnv:
         of all B tables (the env's own buffers)."""
         tables = self._tables_arg(tables, "reset_tables")
         seeds = np.asarray(seeds)
-        if seeds.shape != tables.shape or seeds.dtype.kind not in "iu" or (seeds.dtype.kind == "i" and (seeds < 0).any()):
+        if (
+            seeds.shape != tables.shape
+            or seeds.dtype.kind not in "iu"
+            or (seeds.dtype.kind == "i" and (seeds < 0).any())
+        ):
             raise ValueError(f"seeds must be non-negative integers of shape {tables.shape}")
         if len(tables) and (tables.min() < 0 or tables.max() >= self.num_tables):
             raise ValueError(f"tables must be in 0..{self.num_tables - 1}")
         if len(np.unique(tables)) != len(tables):
             raise ValueError("tables must be distinct")
-        _reset_list(tables.astype(np.int64), seeds.astype(np.uint64), self.buf, self._wt, self._games,
-                    self.hands_per_game, self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending,
-                    self._pending_out)
+        _reset_list(
+            tables.astype(np.int64),
+            seeds.astype(np.uint64),
+            self.buf,
+            self._wt,
+            self._games,
+            self.hands_per_game,
+            self._mask,
+            self._obs,
+            self._seat,
+            self.oracle,
+            self._oracle,
+            self._pending,
+            self._pending_out,
+        )
         return self._obs, self._mask, self._seat
 
     def step(self, actions: np.ndarray):
@@ -374,10 +564,28 @@ class VectorEnv:
         if n_illegal:
             raise self._illegal(int(first), int(actions[first]), n_illegal)
         acted = self._seat.copy()
-        args = (self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
-                np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending, self._final,
-                self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out, self._results,
-                self.auto_reset)
+        args = (
+            self.buf,
+            self._wt,
+            actions,
+            np.uint64(self.seed),
+            self._games,
+            self.hands_per_game,
+            np.float32(self.reward_scale),
+            self._rewards,
+            self._done,
+            self._hand_over,
+            self._pending,
+            self._final,
+            self._mask,
+            self._obs,
+            self._seat,
+            self.oracle,
+            self._oracle,
+            self._pending_out,
+            self._results,
+            self.auto_reset,
+        )
         if self.num_threads > 1:
             numba.set_num_threads(self.num_threads)
             _step_parallel(*args, self.num_threads)
@@ -392,7 +600,7 @@ class VectorEnv:
         ``tables[i]``. Returns what :meth:`step` returns, for all B tables; ``rewards``, ``done``,
         ``final_reward``, ``hand_over`` and ``pending_reward`` are zero at the tables not stepped.
         For drivers in which some tables wait (e.g. one learning seat whose turn it is) while the
-        others play on (``fzmj_env.integrations.gymnasium``).
+        others play on (``fzmj.integrations.gymnasium``).
         """
         tables = self._tables_arg(tables, "step_tables")
         actions = np.asarray(actions)
@@ -408,10 +616,29 @@ class VectorEnv:
         if n_illegal:
             raise self._illegal(int(tables[first]), int(actions[first]), n_illegal)
         acted = self._seat.copy()
-        _step_list(tables, self.buf, self._wt, actions, np.uint64(self.seed), self._games, self.hands_per_game,
-                   np.float32(self.reward_scale), self._rewards, self._done, self._hand_over, self._pending,
-                   self._final, self._mask, self._obs, self._seat, self.oracle, self._oracle, self._pending_out,
-                   self._results, self.auto_reset)
+        _step_list(
+            tables,
+            self.buf,
+            self._wt,
+            actions,
+            np.uint64(self.seed),
+            self._games,
+            self.hands_per_game,
+            np.float32(self.reward_scale),
+            self._rewards,
+            self._done,
+            self._hand_over,
+            self._pending,
+            self._final,
+            self._mask,
+            self._obs,
+            self._seat,
+            self.oracle,
+            self._oracle,
+            self._pending_out,
+            self._results,
+            self.auto_reset,
+        )
         return self._outputs(acted)
 
     def _outputs(self, acted: np.ndarray):

@@ -1,7 +1,7 @@
 """Small helpers for the rule tests (``test_rules_*.py``): build a scripted game, act as a
 seat with checks, open and resolve claim windows.
 
-Expected values in the tests are always worked out by hand from RULES.md; nothing here calls
+Expected values in the tests are always worked out by hand from docs/rules.md; nothing here calls
 the engine's scoring or win detection.
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from fzmj_env import Game
 from fzmj_env.actions import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
-from fzmj_env.core import state as S
+from fzmj_env.core import state
 from fzmj_env.scenario import make_wall
 from fzmj_env.tiles import kind_index, parse_tile_list
 
@@ -35,17 +35,17 @@ __all__ = [
     "A_HU",
     "A_ROB",
     "A_PASS",
-    "S",
+    "state",
 ]
 
 _OPT_ACTIONS = [
-    (S.OPT_HU, A_HU),
-    (S.OPT_PENG, A_PENG),
-    (S.OPT_KONG, A_KONG),
-    (S.OPT_CHI_LOW, A_CHI_LOW),
-    (S.OPT_CHI_MID, A_CHI_MID),
-    (S.OPT_CHI_HIGH, A_CHI_HIGH),
-    (S.OPT_ROB, A_ROB),
+    (state.OPT_HU, A_HU),
+    (state.OPT_PENG, A_PENG),
+    (state.OPT_KONG, A_KONG),
+    (state.OPT_CHI_LOW, A_CHI_LOW),
+    (state.OPT_CHI_MID, A_CHI_MID),
+    (state.OPT_CHI_HIGH, A_CHI_HIGH),
+    (state.OPT_ROB, A_ROB),
 ]
 
 
@@ -62,8 +62,18 @@ def counts(text: str) -> np.ndarray:
     return c
 
 
-def new_game(dealer=0, hands=None, draws="", tail="", flowers=None, streak=0, hands_per_game=1, seed=1,
-             rules="fuzhou-lianzhong", **kw) -> Game:
+def new_game(
+    dealer=0,
+    hands=None,
+    draws="",
+    tail="",
+    flowers=None,
+    streak=0,
+    hands_per_game=1,
+    seed=1,
+    rules="fuzhou-lianzhong",
+    **kw,
+) -> Game:
     """A game whose first hand is dealt from ``make_wall(...)`` (R3), under preset ``rules``."""
     wall = make_wall(dealer=dealer, hands=hands, draws=draws, tail=tail, flowers=flowers, **kw)
     g = Game(rules, hands_per_game=hands_per_game)
@@ -94,7 +104,7 @@ def window(g: Game) -> dict[int, set[int]]:
         return {}
     v = g.view
     out = {}
-    for i in range(int(v.m[S.N_ASK])):
+    for i in range(int(v.m[state.N_ASK])):
         s = int(v.ask[i])
         o = int(v.opts[s])
         out[s] = {a for bit, a in _OPT_ACTIONS if o & bit}
@@ -132,7 +142,7 @@ def tsumogiri(g: Game, turns: int | None = None, first_discard: dict[int, str] |
             code = pass_all(g)
             continue
         seat = g.seat
-        last = int(g.view.m[S.LAST_DRAW])
+        last = int(g.view.m[state.LAST_DRAW])
         if seat in first_discard:
             k = K(first_discard.pop(seat))
         elif last >= 0:

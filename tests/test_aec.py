@@ -12,8 +12,7 @@ import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
 import fzmj_env
-from fzmj_env import Game, IllegalActionError
-from fzmj_env import encode as X
+from fzmj_env import Game, IllegalActionError, encode
 from fzmj_env.actions import A_HU, A_PASS, A_ROB
 from fzmj_env.record import replay
 from fzmj_env.scenario import make_wall
@@ -81,7 +80,7 @@ def test_spaces_and_metadata():
         assert e.action_space(a) is e.action_space(a) and e.action_space(a).n == 62
         assert e.observation_space(a) is e.observation_space(a)
         box = e.observation_space(a)["observation"]
-        assert box.shape == (X.NUM_CHANNELS, 27) and box.dtype == np.int8
+        assert box.shape == (encode.NUM_CHANNELS, 27) and box.dtype == np.int8
         assert e.observation_space(a)["action_mask"].shape == (62,)
     with pytest.raises(AttributeError):
         _ = e.agent_selection  # order enforcing: before reset
@@ -98,15 +97,15 @@ def test_observation_is_the_engine_encoding():
         agent = e.agent_selection
         seat = AGENTS.index(agent)
         obs = e.observe(agent)
-        ref = np.zeros((X.NUM_CHANNELS, 27), np.int8)
-        X.encode_table(e.game.buf, 0, seat, ref)
+        ref = np.zeros((encode.NUM_CHANNELS, 27), np.int8)
+        encode.encode_table(e.game.buf, 0, seat, ref)
         assert np.array_equal(obs["observation"], ref)
         assert np.array_equal(obs["action_mask"], e.game.mask)
         for other in AGENTS:
             if other != agent:
                 o = e.observe(other)
                 assert not o["action_mask"].any()
-                X.encode_table(e.game.buf, 0, AGENTS.index(other), ref)
+                encode.encode_table(e.game.buf, 0, AGENTS.index(other), ref)
                 assert np.array_equal(o["observation"], ref)
         if e.terminations[agent]:
             break
@@ -164,8 +163,8 @@ def test_illegal_action_wrapped_terminates_with_penalty():
     assert all(e.terminations.values())
     assert e.rewards[agent] == -1 and all(e.rewards[a] == 0 for a in AGENTS if a != agent)
     for a in AGENTS:  # each agent still observes its own seat (the acting agent's cache is not reused)
-        ref = np.zeros((X.NUM_CHANNELS, 27), np.int8)
-        X.encode_table(e.unwrapped.game.buf, 0, AGENTS.index(a), ref)
+        ref = np.zeros((encode.NUM_CHANNELS, 27), np.int8)
+        encode.encode_table(e.unwrapped.game.buf, 0, AGENTS.index(a), ref)
         assert np.array_equal(e.observe(a)["observation"], ref)
     _, total, _ = play_out(e, None)  # only dead steps are left
     assert total[agent] == -1
@@ -297,7 +296,7 @@ def test_rob_the_gold_exact_points():
     e.step(int(discard))  # the dealer's first discard opens the 抢金 window (R10)
     assert e.agent_selection == "player_1"
     obs, *_ = e.last()
-    assert obs["action_mask"][A_ROB] and obs["observation"][X.P_PHASE, X.PC_ROB_WINDOW] == 1
+    assert obs["action_mask"][A_ROB] and obs["observation"][encode.P_PHASE, encode.PC_ROB_WINDOW] == 1
     answer_window(e, {1: A_ROB})
     res = e.infos["player_1"]["result"]
     assert res["winner"] == 1 and res["win_type"] == "rob_gold" and "rob_gold" in res["specials"]
@@ -326,7 +325,7 @@ def test_discard_win_exact_points():
     e.step(kind_index("5s"))
     assert e.agent_selection == "player_2"
     obs, *_ = e.last()
-    assert obs["action_mask"][A_HU] and obs["observation"][X.P_CLAIM_TILE, kind_index("5s")] == 1
+    assert obs["action_mask"][A_HU] and obs["observation"][encode.P_CLAIM_TILE, kind_index("5s")] == 1
     answer_window(e, {2: A_HU})
     res = e.infos["player_2"]["result"]
     assert res["winner"] == 2 and res["win_type"] == "discard" and res["discarder"] == 1
@@ -368,8 +367,8 @@ def test_oracle_infos():
         obs, rew, term, trunc, info = e.last()
         if term:
             break
-        ref = np.zeros((4, X.ORACLE_CHANNELS, 27), np.int8)
-        X.oracle_all(e.unwrapped.game.buf, 0, ref)
+        ref = np.zeros((4, encode.ORACLE_CHANNELS, 27), np.int8)
+        encode.oracle_all(e.unwrapped.game.buf, 0, ref)
         for i, a in enumerate(AGENTS):
             assert np.array_equal(e.infos[a]["oracle"], ref[i])
         assert "oracle" not in obs  # never part of the observation

@@ -1,4 +1,4 @@
-"""AEC env library options (issue 13): ``obs_dtype``, ``flatten``, ``info`` modes; PettingZoo's
+"""AEC env library options: ``obs_dtype``, ``flatten``, ``info`` modes; PettingZoo's
 ``api_test`` for every combination; the default stays the PettingZoo-classic int8 (99, 27)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from pettingzoo.test import api_test
 
 import fzmj_env
-from fzmj_env import encode as X
+from fzmj_env import encode
 
 COMBOS = list(itertools.product(["int8", "float32"], [False, True], ["full", "numeric", "none"]))
 
@@ -40,7 +40,7 @@ def _play(e, seed):
 def test_default_is_pettingzoo_classic():
     e = fzmj_env.env()
     space = e.observation_space("player_0")
-    assert space["observation"].shape == (X.NUM_CHANNELS, X.NUM_COLUMNS)
+    assert space["observation"].shape == (encode.NUM_CHANNELS, encode.NUM_COLUMNS)
     assert space["observation"].dtype == np.int8 and space["action_mask"].dtype == np.int8
     results = [info["result"] for _, _, info in _play(e, 3) if "result" in info]
     assert results and isinstance(results[0]["points"], list)

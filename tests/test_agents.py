@@ -1,21 +1,21 @@
-"""Agents (issue 5): specs, the random and heuristic baselines, the PPO loader's errors."""
+"""Agents: specs, the random and heuristic baselines, the PPO loader's errors."""
 
 import textwrap
 
 import numpy as np
 import pytest
+from fzmj.agents import Agent, AgentSpecError, make_agent
+from fzmj.agents.heuristic import HeuristicAgent
+from fzmj.agents.random_agent import RandomAgent
 
-from agents import Agent, AgentSpecError, make_agent
-from agents.heuristic import HeuristicAgent
-from agents.random_agent import RandomAgent
-from fzmj_env.core import features as FK
-from fzmj_env.core import state as S
+from fzmj_env import features
+from fzmj_env.core import state
 from fzmj_env.core.hand import get_shanten_table, shanten_counts
 from fzmj_env.encode import NUM_CHANNELS, P_CLAIM_TILE, P_GOLD_KIND, P_HAND, P_PHASE, PC_CLAIM, PC_TURN
 from fzmj_env.tiles import parse_tiles
 from fzmj_env.vector import VectorEnv
 
-A_HU, A_ROB, A_PASS, A_PENG = S.A_HU, S.A_ROB, S.A_PASS, S.A_PENG
+A_HU, A_ROB, A_PASS, A_PENG = state.A_HU, state.A_ROB, state.A_PASS, state.A_PENG
 
 
 def counts(text):
@@ -79,7 +79,7 @@ def test_python_module_class_spec(tmp_path, monkeypatch):
         textwrap.dedent(
             """
             import numpy as np
-            from agents import Agent
+            from fzmj.agents import Agent
 
             class LastLegal(Agent):
                 name = "last-legal"
@@ -189,7 +189,7 @@ def test_fast_shanten_and_acceptance_match_the_engine():
     """The per-suit-row kernels agree with ``shanten_counts`` on random hands (golds included)."""
     st = get_shanten_table()
     rng = np.random.default_rng(0)
-    w = np.zeros(FK._WS_SIZE, np.int64)
+    w = np.zeros(features._WS_SIZE, np.int64)
     mk = np.ones(62, np.int8)
     checked = 0
     for it in range(150):
@@ -198,29 +198,29 @@ def test_fast_shanten_and_acceptance_match_the_engine():
         wall = rng.permutation(np.repeat(np.arange(27), 4))
         c = np.bincount(wall[:n], minlength=27).astype(np.int64)
         unseen = np.maximum(0, 4 - c - rng.integers(0, 2, 27))
-        w[FK._C : FK._C + 27] = c
-        w[FK._UNSEEN : FK._UNSEEN + 27] = unseen
-        w[FK._VIS : FK._VIS + 27] = 4 - unseen
-        k_best = FK._best_discard(st, w, gold, mk, True)
+        w[features._C : features._C + 27] = c
+        w[features._UNSEEN : features._UNSEEN + 27] = unseen
+        w[features._VIS : features._VIS + 27] = 4 - unseen
+        k_best = features._best_discard(st, w, gold, mk, True)
         mm = min((n - 1) // 3, 5)
         for k in range(27):
             if c[k] == 0 or k == gold:
                 continue
             c[k] -= 1
             s_ref = shanten_counts(st, c, gold)
-            assert w[FK._SH + k] == s_ref
-            w[FK._C + k] -= 1
-            assert FK._discard_acceptance(st, w, gold, s_ref, k, mm) == _ref_acceptance(c, gold, unseen, s_ref)
-            w[FK._C + k] += 1
+            assert w[features._SH + k] == s_ref
+            w[features._C + k] -= 1
+            assert features._discard_acceptance(st, w, gold, s_ref, k, mm) == _ref_acceptance(c, gold, unseen, s_ref)
+            w[features._C + k] += 1
             c[k] += 1
             checked += 1
         assert c[k_best] > 0 and k_best != gold
         # the general acceptance (claims, kongs) too
         c[k_best] -= 1
-        w[FK._C + k_best] -= 1
+        w[features._C + k_best] -= 1
         s = shanten_counts(st, c, gold)
-        assert FK._shanten(st, w, gold) == s
-        assert FK._acceptance(st, w, gold, s) == _ref_acceptance(c, gold, unseen, s)
+        assert features._shanten(st, w, gold) == s
+        assert features._acceptance(st, w, gold, s) == _ref_acceptance(c, gold, unseen, s)
     assert checked > 1000
 
 
@@ -230,26 +230,26 @@ def test_heuristic_decodes_unseen_tiles_from_the_observation():
     env = VectorEnv(32, seed=3)
     obs, mask, seat = env.reset()
     h = HeuristicAgent()
-    w = np.zeros(FK._WS_SIZE, np.int64)
+    w = np.zeros(features._WS_SIZE, np.int64)
     exact = total = 0
     for _ in range(60):
         for t in range(0, 32, 3):
-            gold = FK._decode(obs[t], w)
-            tb = S.numpy_view(env.buf, t)
-            assert gold == tb.m[S.GOLD]
+            gold = features._decode(obs[t], w)
+            tb = state.numpy_view(env.buf, t)
+            assert gold == tb.m[state.GOLD]
             me = int(seat[t])
             hidden = np.zeros(27, np.int64)
             for s in range(4):
                 if s != me:
                     hidden += tb.hand[s]
                     for j in range(tb.n_melds[s]):
-                        if tb.meld[s, j, 0] == S.MELD_CONCEALED_KONG:
+                        if tb.meld[s, j, 0] == state.MELD_CONCEALED_KONG:
                             hidden[tb.meld[s, j, 1]] += 4
-            for i in range(tb.m[S.HEAD], tb.m[S.TAIL] + 1):
+            for i in range(tb.m[state.HEAD], tb.m[state.TAIL] + 1):
                 if tb.wall[i] < 27:
                     hidden[tb.wall[i]] += 1
-            np.testing.assert_array_equal(w[FK._C : FK._C + 27], tb.hand[me])
-            unseen = w[FK._UNSEEN : FK._UNSEEN + 27]
+            np.testing.assert_array_equal(w[features._C : features._C + 27], tb.hand[me])
+            unseen = w[features._UNSEEN : features._UNSEEN + 27]
             # one seat with two claimed discards of a kind is counted once too often (rare)
             assert ((hidden - unseen >= 0) & (hidden - unseen <= 1)).all()
             exact += int((hidden == unseen).all())

@@ -1,4 +1,4 @@
-"""``benchmarks/defence_ceiling.py`` (issue 12): the clairvoyant defender never deals in while a
+"""``benchmarks/defence_ceiling.py``: the clairvoyant defender never deals in while a
 safe discard exists, and it sees only what the oracle planes give (the opponents' hands)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""fzmj-train on torch.distributed (issue 14): CPU/gloo ranks launched by torchrun, as in CI.
+"""fzmj-train on torch.distributed: CPU/gloo ranks launched by torchrun, as in CI.
 
 * a plain single-process run is unchanged: its final weights match those of the code before
   distributed support (``tests/data/plain_run_golden.json``);
@@ -31,10 +31,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-
-from train import distributed
-from train.checkpoint import load_checkpoint, load_policy
-from train.ppo_selfplay import main
+from fzmj.train import distributed
+from fzmj.train.checkpoint import load_checkpoint, load_policy
+from fzmj.train.ppo_selfplay import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "configs/ppo_smoke.yaml")
@@ -117,7 +116,7 @@ def _torchrun_node(node: int, port: int, run_id: str, argv: list[str]) -> list[s
     launcher = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(node)]
     launcher += ["--nproc_per_node", "1"]
     launcher += ["--rdzv_backend", "c10d", "--rdzv_endpoint", f"127.0.0.1:{port}", "--rdzv_id", run_id]
-    return launcher + ["-m", "train.ppo_selfplay", *argv]
+    return launcher + ["-m", "fzmj.train.ppo_selfplay", *argv]
 
 
 def _dumps(folder: Path) -> list[dict]:
@@ -269,7 +268,7 @@ def two_ranks(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("two_ranks")
     argv = ["--nproc", "2", "--config", SMOKE] + _sets([f"runs_dir={tmp}", "run_name=r2", *TWO_RANK_OVERRIDES])
     log = tmp / "out.log"
-    proc = _start([sys.executable, "-m", "train.ppo_selfplay", *argv], _env(tmp / "dump"), log)
+    proc = _start([sys.executable, "-m", "fzmj.train.ppo_selfplay", *argv], _env(tmp / "dump"), log)
     (rc,) = _wait([proc], TIMEOUT)
     out = log.read_text()
     assert rc == 0, out[-3000:]
@@ -300,7 +299,8 @@ def test_two_ranks_log_once_and_count_the_steps_of_both(two_ranks):
 
 
 def test_two_rank_checkpoint_loads_as_ppo_path(two_ranks):
-    from agents import make_agent
+    from fzmj.agents import make_agent
+
     from fzmj_env.vector import VectorEnv
 
     ckpt = two_ranks["run"] / "checkpoints/latest.pt"
@@ -348,7 +348,7 @@ def test_ranks_with_different_configs_refuse_to_start(tmp_path):
 def test_a_two_rank_checkpoint_resumes_in_one_process(two_ranks, tmp_path, capsys):
     """Saved by 2 ranks at step 1,024 (update 1 of 3); one process (512 steps/update) goes on at
     update 3 of 6, the update its step counter has reached."""
-    shutil.copytree(two_ranks["run"], tmp_path / "r1")  # a resume continues in its own run folder (issue 10)
+    shutil.copytree(two_ranks["run"], tmp_path / "r1")  # a resume continues in its own run folder
     ckpt = tmp_path / "r1/checkpoints/update_000001.pt"
     threads = torch.get_num_threads()
     try:
@@ -371,8 +371,10 @@ def test_a_one_process_checkpoint_resumes_on_two_ranks(tmp_path):
         torch.set_num_threads(threads)
     ckpt = tmp_path / "p1/checkpoints/latest.pt"
     assert load_checkpoint(ckpt)["world_size"] == 1
-    argv = ["--nproc", "2", "--resume", str(ckpt)] + _sets(["total_timesteps=3072", "eval_every=0"])  # continues in p1 (issue 10)
-    proc = _start([sys.executable, "-m", "train.ppo_selfplay", *argv], _env(tmp_path / "dump"), tmp_path / "p2.log")
+    argv = ["--nproc", "2", "--resume", str(ckpt)] + _sets(["total_timesteps=3072", "eval_every=0"])  # continues in p1
+    proc = _start(
+        [sys.executable, "-m", "fzmj.train.ppo_selfplay", *argv], _env(tmp_path / "dump"), tmp_path / "p2.log"
+    )
     (rc,) = _wait([proc], TIMEOUT)
     out = (tmp_path / "p2.log").read_text()
     assert rc == 0, out[-3000:]
@@ -426,7 +428,7 @@ def test_stopping_the_nproc_launcher_stops_its_ranks(tmp_path):
     argv = ["--nproc", "2", "--config", SMOKE]
     argv += _sets([f"runs_dir={tmp_path}", "run_name=t", "total_timesteps=100_000_000", "eval_every=0"])
     log = tmp_path / "out.log"
-    proc = _start([sys.executable, "-m", "train.ppo_selfplay", *argv], _env(), log)
+    proc = _start([sys.executable, "-m", "fzmj.train.ppo_selfplay", *argv], _env(), log)
     try:
         deadline = time.monotonic() + TIMEOUT
         while "update 1/" not in log.read_text():

@@ -1,4 +1,4 @@
-"""Duplicate groups in the trainer (issue 12, ``train/duplicate.py``): K tables play each wall,
+"""Duplicate groups in the trainer (``train/duplicate.py``): K tables play each wall,
 and a decision's advantage is its seat's score minus the mean of the group's other plays."""
 
 from __future__ import annotations
@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from fzmj.train.config import ConfigError
+from fzmj.train.duplicate import DuplicateGroups
+from fzmj.train.opponents import IDLE, LEARNER, OpponentPool
+from fzmj.train.ppo_selfplay import Args
+from fzmj.train.selfplay_buffer import SelfPlayBuffer
 
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
-from train.config import ConfigError
-from train.duplicate import DuplicateGroups
-from train.opponents import IDLE, LEARNER, OpponentPool
-from train.ppo_selfplay import Args
-from train.selfplay_buffer import SelfPlayBuffer
 
 
 def first_legal(mask):
@@ -136,14 +136,38 @@ def test_pool_draws_once_per_group():
 
 
 def test_duplicate_training_smoke(tmp_path):
-    from train.ppo_selfplay import main
+    from fzmj.train.ppo_selfplay import main
 
-    rc = main([
-        "--set", f"runs_dir={tmp_path}", "--set", "run_name=dup", "--set", "num_tables=16", "--set", "num_steps=32",
-        "--set", "total_timesteps=2048", "--set", "duplicate_group=4", "--set", "pool_prob=0.9",
-        "--set", "pool_heuristic_frac=1.0", "--set", "pool_size=0", "--set", "pool_learner_seats=1",
-        "--set", "eval_every=0", "--set", "hidden_sizes=[16]", "--set", "torch_threads=1",
-    ])
+    rc = main(
+        [
+            "--set",
+            f"runs_dir={tmp_path}",
+            "--set",
+            "run_name=dup",
+            "--set",
+            "num_tables=16",
+            "--set",
+            "num_steps=32",
+            "--set",
+            "total_timesteps=2048",
+            "--set",
+            "duplicate_group=4",
+            "--set",
+            "pool_prob=0.9",
+            "--set",
+            "pool_heuristic_frac=1.0",
+            "--set",
+            "pool_size=0",
+            "--set",
+            "pool_learner_seats=1",
+            "--set",
+            "eval_every=0",
+            "--set",
+            "hidden_sizes=[16]",
+            "--set",
+            "torch_threads=1",
+        ]
+    )
     assert rc == 0
     assert (tmp_path / "dup" / "checkpoints" / "latest.pt").is_file()
 
@@ -156,10 +180,28 @@ def test_duplicate_groups_on_two_ranks_wait_for_every_ranks_first_settled_group(
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    sets = [f"runs_dir={tmp_path}", "run_name=d2", "duplicate_group=4", "pool_prob=0.9", "pool_heuristic_frac=1.0",
-            "pool_size=0", "pool_learner_seats=1", "total_timesteps=8192", "eval_every=0", "torch_threads=1",
-            "env_threads=1"]
-    argv = [sys.executable, "-m", "train.ppo_selfplay", "--nproc", "2", "--config", str(root / "configs/ppo_smoke.yaml")]
+    sets = [
+        f"runs_dir={tmp_path}",
+        "run_name=d2",
+        "duplicate_group=4",
+        "pool_prob=0.9",
+        "pool_heuristic_frac=1.0",
+        "pool_size=0",
+        "pool_learner_seats=1",
+        "total_timesteps=8192",
+        "eval_every=0",
+        "torch_threads=1",
+        "env_threads=1",
+    ]
+    argv = [
+        sys.executable,
+        "-m",
+        "fzmj.train.ppo_selfplay",
+        "--nproc",
+        "2",
+        "--config",
+        str(root / "configs/ppo_smoke.yaml"),
+    ]
     argv += sum((["--set", s] for s in sets), [])
     proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=240)
     out = proc.stdout + proc.stderr

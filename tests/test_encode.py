@@ -7,24 +7,23 @@ import random
 import numpy as np
 import pytest
 
-from fzmj_env import Game, available_rules
-from fzmj_env import encode as X
+from fzmj_env import Game, available_rules, encode
 from fzmj_env.actions import A_CHI_HIGH, A_CHI_LOW, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
-from fzmj_env.core import state as S
+from fzmj_env.core import state
 from fzmj_env.scenario import make_wall
 from fzmj_env.tiles import kind_index
 
-C = X.NUM_CHANNELS
+C = encode.NUM_CHANNELS
 
 
 def obs_of(game: Game, seat: int, buf=None) -> np.ndarray:
     out = np.zeros((C, 27), dtype=np.int8)
-    X.encode_table(game.buf if buf is None else buf, 0, seat, out)
+    encode.encode_table(game.buf if buf is None else buf, 0, seat, out)
     return out
 
 
 def plane(name: str) -> int:
-    return [n for n, _ in X.PLANES].index(name)
+    return [n for n, _ in encode.PLANES].index(name)
 
 
 def seat_plane(r: int, name: str) -> int:
@@ -64,29 +63,29 @@ def random_states(n_games: int, seed: int, hands_per_game: int = 1, rules: str =
 
 # ---- layout ------------------------------------------------------------------------------------
 def test_layout_constants():
-    assert X.OBS_VERSION == "v2"
-    assert len(X.PLANES) == C == 99
-    assert X.V1_CHANNELS == 97 and X.P_PRESET == 97 and X.P_SWIM == 98
-    names = [n for n, _ in X.PLANES]
+    assert encode.OBS_VERSION == "v2"
+    assert len(encode.PLANES) == C == 99
+    assert encode.V1_CHANNELS == 97 and encode.P_PRESET == 97 and encode.P_SWIM == 98
+    names = [n for n, _ in encode.PLANES]
     assert len(set(names)) == C
-    assert all(isinstance(d, str) and d for _, d in X.PLANES)
-    assert len(X.ORACLE_PLANES) == X.ORACLE_CHANNELS
-    assert len({n for n, _ in X.ORACLE_PLANES}) == X.ORACLE_CHANNELS
+    assert all(isinstance(d, str) and d for _, d in encode.PLANES)
+    assert len(encode.ORACLE_PLANES) == encode.ORACLE_CHANNELS
+    assert len({n for n, _ in encode.ORACLE_PLANES}) == encode.ORACLE_CHANNELS
     # blocks per relative seat are laid out uniformly
     for r in range(4):
-        assert seat_plane(r, "meld_ge1") == X.P_SEAT + r * X.SEAT_PLANES
-        assert seat_plane(r, "flags") == X.P_SEAT + r * X.SEAT_PLANES + X.S_FLAGS
+        assert seat_plane(r, "meld_ge1") == encode.P_SEAT + r * encode.SEAT_PLANES
+        assert seat_plane(r, "flags") == encode.P_SEAT + r * encode.SEAT_PLANES + encode.S_FLAGS
 
 
 def test_docs_table_lists_every_plane():
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "observation.md").read_text(encoding="utf-8")
-    for n, _ in X.PLANES:
+    for n, _ in encode.PLANES:
         if n.startswith(("r1_", "r2_", "r3_")):
             continue  # documented as the same block as r0
         assert f"`{n}`" in text, n
-    for n, _ in X.ORACLE_PLANES:
+    for n, _ in encode.ORACLE_PLANES:
         assert f"`{n}`" in text, n
 
 
@@ -106,15 +105,15 @@ def test_start_of_hand_contents():
         r_dealer = (dealer - seat) % 4
         for r in range(4):
             f = o[seat_plane(r, "flags")]
-            assert f[X.F_DEALER] == (r == r_dealer)
-            assert f[X.F_CURRENT] == (r == r_dealer)
+            assert f[encode.F_DEALER] == (r == r_dealer)
+            assert f[encode.F_CURRENT] == (r == r_dealer)
             # flowers: count thermometer and kinds match the public flowers
             s = (seat + r) % 4
             fl = game.view.flowers[s]
             assert o[seat_plane(r, "flower_count")].sum() == min(int(fl.sum()), 27)
             assert np.array_equal(o[seat_plane(r, "flowers"), :15], (fl >= 1).astype(np.int8))
         ph = o[plane("phase")]
-        assert ph[X.PC_TURN] == 1 and ph[X.PC_HEAVENLY] == 1 and ph[X.PC_ME_ACTING] == (seat == dealer)
+        assert ph[encode.PC_TURN] == 1 and ph[encode.PC_HEAVENLY] == 1 and ph[encode.PC_ME_ACTING] == (seat == dealer)
         assert o[plane("drawable")].sum() == min(game.drawable, 27)
         assert o[plane("drawable_coarse")].sum() == max(0, min(27, (game.drawable - 27 + 1) // 2))
         assert o[plane("claim_tile")].sum() == 0
@@ -140,29 +139,29 @@ def _check_public(game: Game, seat: int, o: np.ndarray) -> None:
         n_conc = 0
         for j in range(int(v.n_melds[s])):
             t, k = int(v.meld[s, j, 0]), int(v.meld[s, j, 1])
-            if t == S.MELD_CONCEALED_KONG:
+            if t == state.MELD_CONCEALED_KONG:
                 n_conc += 1
-            elif t == S.MELD_CHI:
+            elif t == state.MELD_CHI:
                 meld[k : k + 3] += 1
             else:
-                meld[k] += 3 if t == S.MELD_PENG else 4
+                meld[k] += 3 if t == state.MELD_PENG else 4
         for i in range(4):
             assert np.array_equal(o[seat_plane(r, f"meld_ge{i + 1}")], (meld >= i + 1).astype(np.int8))
         f = o[seat_plane(r, "flags")]
-        assert f[X.F_CONC_KONGS : X.F_CONC_KONGS + 4].sum() == n_conc
-        assert f[X.F_MELDS : X.F_MELDS + 5].sum() == int(v.n_melds[s])
-        assert f[X.F_GOLD_THROWN] == v.gold_thrown[s]
+        assert f[encode.F_CONC_KONGS : encode.F_CONC_KONGS + 4].sum() == n_conc
+        assert f[encode.F_MELDS : encode.F_MELDS + 5].sum() == int(v.n_melds[s])
+        assert f[encode.F_GOLD_THROWN] == v.gold_thrown[s]
     own_conc = np.zeros(27, dtype=np.int8)
     for j in range(int(v.n_melds[seat])):
-        if v.meld[seat, j, 0] == S.MELD_CONCEALED_KONG:
+        if v.meld[seat, j, 0] == state.MELD_CONCEALED_KONG:
             own_conc[v.meld[seat, j, 1]] = 1
     assert np.array_equal(o[plane("own_concealed_kongs")], own_conc)
     assert np.array_equal(o[plane("own_passed")], v.passed[seat].astype(np.int8))
-    ph = int(v.m[S.PHASE])
+    ph = int(v.m[state.PHASE])
     assert o[plane("phase"), ph] == 1
-    if ph == S.PH_CLAIM:
-        assert o[plane("claim_tile"), int(v.m[S.CLAIM_TILE])] == 1
-        assert o[seat_plane((int(v.m[S.CLAIM_FROM]) - seat) % 4, "flags"), X.F_CLAIM_FROM] == 1
+    if ph == state.PH_CLAIM:
+        assert o[plane("claim_tile"), int(v.m[state.CLAIM_TILE])] == 1
+        assert o[seat_plane((int(v.m[state.CLAIM_FROM]) - seat) % 4, "flags"), encode.F_CLAIM_FROM] == 1
 
 
 def test_public_planes_match_game_over_random_games():
@@ -175,14 +174,14 @@ def test_public_planes_match_game_over_random_games():
             _check_public(game, seat, o)
         seen_claim += game.phase == "claim"
         seen_meld += int(game.view.n_melds.sum() > 0)
-        seen_conc += int((game.view.meld[:, :, 0] == S.MELD_CONCEALED_KONG).any())
+        seen_conc += int((game.view.meld[:, :, 0] == state.MELD_CONCEALED_KONG).any())
     assert seen_claim and seen_meld
 
 
 def test_last_draw_only_for_the_drawer():
     for game, _ in random_states(2, seed=11):
-        ld = int(game.view.m[S.LAST_DRAW])
-        cur = int(game.view.m[S.CUR])
+        ld = int(game.view.m[state.LAST_DRAW])
+        cur = int(game.view.m[state.CUR])
         for seat in range(4):
             row = obs_of(game, seat)[plane("last_draw")]
             if game.phase == "turn" and seat == cur and ld >= 0:
@@ -195,7 +194,7 @@ def test_last_draw_only_for_the_drawer():
 def scramble_hidden(game: Game, me: int, rng: np.random.Generator) -> np.ndarray:
     """A copy of the state with everything ``me`` may not see changed at random."""
     buf = game.buf.copy()
-    v = S.numpy_view(buf, 0)
+    v = state.numpy_view(buf, 0)
     m = v.m
     for s in range(4):
         if s == me:
@@ -206,31 +205,31 @@ def scramble_hidden(game: Game, me: int, rng: np.random.Generator) -> np.ndarray
         v.opts[s] = rng.integers(0, 128)
         v.choice[s] = rng.integers(0, 62)
         for j in range(int(v.n_melds[s])):
-            if v.meld[s, j, 0] == S.MELD_CONCEALED_KONG:
+            if v.meld[s, j, 0] == state.MELD_CONCEALED_KONG:
                 v.meld[s, j, 1] = rng.integers(0, 27)
-    head, tail = int(m[S.HEAD]), int(m[S.TAIL])
+    head, tail = int(m[state.HEAD]), int(m[state.TAIL])
     v.wall[:head] = rng.integers(0, 42, head)  # drawn part: irrelevant
     v.wall[head : tail + 1] = rng.permutation(v.wall[head : tail + 1])  # unseen order
     v.wall[tail + 1 :] = rng.integers(0, 42, 143 - tail)
-    if int(m[S.CUR]) != me:
-        m[S.LAST_DRAW] = rng.integers(-1, 27)
-    if int(m[S.PHASE]) == S.PH_CLAIM:
-        pos = int(m[S.ASK_POS])
+    if int(m[state.CUR]) != me:
+        m[state.LAST_DRAW] = rng.integers(-1, 27)
+    if int(m[state.PHASE]) == state.PH_CLAIM:
+        pos = int(m[state.ASK_POS])
         # who else was asked, how many, and what they answered
         for q in range(4):
             if q != pos:
                 v.ask[q] = rng.integers(0, 4)
-        m[S.N_ASK] = rng.integers(pos + 1, 5)
+        m[state.N_ASK] = rng.integers(pos + 1, 5)
     return buf
 
 
 @pytest.mark.parametrize("rules", available_rules())
 def test_no_leak_of_hidden_information(rules):
-    """R12 for every preset (issue 11): swim levels and the preset are public, nothing else is added."""
+    """R12 for every preset: swim levels and the preset are public, nothing else is added."""
     rng = np.random.default_rng(0)
     checked = answered = 0
     for game, i in random_states(8, seed=5, rules=rules):
-        if game.phase == "claim" and game.view.m[S.ASK_POS] > 0:
+        if game.phase == "claim" and game.view.m[state.ASK_POS] > 0:
             answered += 1  # a window where someone has already answered (tb.choice is set)
         elif i % 3:
             continue
@@ -248,10 +247,10 @@ def test_scramble_changes_the_oracle():
     rng = np.random.default_rng(1)
     game = Game()
     game.reset(seed=2)
-    a = np.zeros((X.ORACLE_CHANNELS, 27), np.int8)
+    a = np.zeros((encode.ORACLE_CHANNELS, 27), np.int8)
     b = np.zeros_like(a)
-    X.oracle_table(game.buf, 0, 0, a)
-    X.oracle_table(scramble_hidden(game, 0, rng), 0, 0, b)
+    encode.oracle_table(game.buf, 0, 0, a)
+    encode.oracle_table(scramble_hidden(game, 0, rng), 0, 0, b)
     assert not np.array_equal(a, b)
 
 
@@ -272,7 +271,7 @@ def test_other_seats_concealed_kong_is_a_count_only():
         o = obs_of(game, me)
         r = (1 - me) % 4
         assert o[plane("own_concealed_kongs")].sum() == 0
-        assert o[seat_plane(r, "flags"), X.F_CONC_KONGS] == 1
+        assert o[seat_plane(r, "flags"), encode.F_CONC_KONGS] == 1
         assert o[seat_plane(r, "meld_ge1")].sum() == 0
     assert obs_of(game, 0)[plane("reserve")].sum() == 2  # R6: +2 per concealed kong
 
@@ -292,18 +291,18 @@ def test_encode_batch_matches_encode_table():
     seats = np.array([g.seat for g in games] + [], dtype=np.int64)
     seats[2] = -1
     out = np.full((len(games), C, 27), 7, dtype=np.int8)
-    X.encode_batch(buf, seats, out)
+    encode.encode_batch(buf, seats, out)
     for t, g in enumerate(games):
         if seats[t] < 0:
             assert not out[t].any()
         else:
             assert np.array_equal(out[t], obs_of(g, int(seats[t])))
-    oo = np.full((len(games), X.ORACLE_CHANNELS, 27), 7, dtype=np.int8)
-    X.oracle_batch(buf, seats, oo)
+    oo = np.full((len(games), encode.ORACLE_CHANNELS, 27), 7, dtype=np.int8)
+    encode.oracle_batch(buf, seats, oo)
     for t in range(len(games)):
-        ref = np.zeros((X.ORACLE_CHANNELS, 27), np.int8)
+        ref = np.zeros((encode.ORACLE_CHANNELS, 27), np.int8)
         if seats[t] >= 0:
-            X.oracle_table(buf, t, int(seats[t]), ref)
+            encode.oracle_table(buf, t, int(seats[t]), ref)
         assert np.array_equal(oo[t], ref)
 
 
@@ -311,25 +310,25 @@ def test_oracle_contents():
     for game, i in random_states(2, seed=9):
         if i % 5:
             continue
-        out4 = np.zeros((4, X.ORACLE_CHANNELS, 27), np.int8)
-        X.oracle_all(game.buf, 0, out4)
+        out4 = np.zeros((4, encode.ORACLE_CHANNELS, 27), np.int8)
+        encode.oracle_all(game.buf, 0, out4)
         v = game.view
-        head, tail = int(v.m[S.HEAD]), int(v.m[S.TAIL])
+        head, tail = int(v.m[state.HEAD]), int(v.m[state.TAIL])
         left = np.bincount([k for k in v.wall[head : tail + 1] if k < 27], minlength=27)
         for me in range(4):
             o = out4[me]
             for r in range(1, 4):
                 s = (me + r) % 4
                 for t in range(4):
-                    assert np.array_equal(o[X.O_HANDS + 4 * (r - 1) + t], (v.hand[s] >= t + 1).astype(np.int8))
+                    assert np.array_equal(o[encode.O_HANDS + 4 * (r - 1) + t], (v.hand[s] >= t + 1).astype(np.int8))
             for t in range(4):
-                assert np.array_equal(o[X.O_WALL + t], (left >= t + 1).astype(np.int8))
+                assert np.array_equal(o[encode.O_WALL + t], (left >= t + 1).astype(np.int8))
             k = int(v.wall[head])
-            assert o[X.O_HEAD].sum() == (k < 27) and (k >= 27 or o[X.O_HEAD, k] == 1)
+            assert o[encode.O_HEAD].sum() == (k < 27) and (k >= 27 or o[encode.O_HEAD, k] == 1)
 
 
 def test_step_observe_matches_separate_calls():
-    from fzmj_env.core import engine as E
+    from fzmj_env.core import engine
 
     game = Game()
     game.reset(seed=21)
@@ -340,7 +339,7 @@ def test_step_observe_matches_separate_calls():
     while not game.done:
         a = claimy_action(game, rng)
         code = game.step(a)
-        r = X.step_observe(buf2, 0, game.win_table, a, mask, obs)
+        r = encode.step_observe(buf2, 0, game.win_table, a, mask, obs)
         assert (r >> 3) - 1 == code and (r & 7) - 1 == game.seat
         assert np.array_equal(buf2, game.buf)
         if not game.done:
@@ -351,8 +350,8 @@ def test_step_observe_matches_separate_calls():
     game2.reset(seed=22)
     before = game2.buf.copy()
     illegal = int(np.flatnonzero(game2.mask == 0)[0])
-    r = X.step_observe(game2.buf, 0, game2.win_table, illegal, mask, obs)
-    assert (r >> 3) - 1 == E.STEP_ILLEGAL and np.array_equal(before, game2.buf)
+    r = encode.step_observe(game2.buf, 0, game2.win_table, illegal, mask, obs)
+    assert (r >> 3) - 1 == engine.STEP_ILLEGAL and np.array_equal(before, game2.buf)
 
 
 @pytest.mark.parametrize("seat", [0, 1, 2, 3])
@@ -361,29 +360,29 @@ def test_relative_order(seat):
     game = Game()
     game.reset(seed=4, dealer=2)
     o = obs_of(game, seat)
-    dealer_r = [r for r in range(4) if o[seat_plane(r, "flags"), X.F_DEALER]]
+    dealer_r = [r for r in range(4) if o[seat_plane(r, "flags"), encode.F_DEALER]]
     assert dealer_r == [(2 - seat) % 4]
 
 
 def test_every_byte_of_the_observation_is_written():
-    """The encoder clears only the rows it does not write in full (issue 4): a buffer full of
+    """The encoder clears only the rows it does not write in full: a buffer full of
     garbage must come out exactly like a zeroed one, for every seat of many states."""
     rng = np.random.default_rng(5)
     for game, _ in random_states(3, seed=11):
         for seat in range(4):
             dirty = rng.integers(-128, 128, size=(C, 27), dtype=np.int8)
-            X.encode_table(game.buf, 0, seat, dirty)
+            encode.encode_table(game.buf, 0, seat, dirty)
             assert np.array_equal(dirty, obs_of(game, seat))
 
 
-# ---- v2 planes (issue 11) ------------------------------------------------------------------------
+# ---- v2 planes ------------------------------------------------------------------------
 def test_v2_preset_and_swim_planes_default():
     """Plane 97 names the scheme (default: column 0 only); plane 98 (swim levels, P5) is all zero
     outside fuzhou-home; the v1 planes 0..96 come first, unchanged."""
     game = Game()
     game.reset(seed=3)
     obs = np.zeros((C, 27), dtype=np.int8)
-    X.encode_table(game.buf, 0, game.seat, obs)
-    assert obs[X.P_PRESET].tolist() == [1] + [0] * 26
-    assert not obs[X.P_SWIM].any()
-    assert [n for n, _ in X.PLANES[X.V1_CHANNELS:]] == ["preset", "swim"]
+    encode.encode_table(game.buf, 0, game.seat, obs)
+    assert obs[encode.P_PRESET].tolist() == [1] + [0] * 26
+    assert not obs[encode.P_SWIM].any()
+    assert [n for n, _ in encode.PLANES[encode.V1_CHANNELS :]] == ["preset", "swim"]

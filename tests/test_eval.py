@@ -1,4 +1,4 @@
-"""The duplicate evaluator and the ``fzmj-eval`` CLI (issue 5)."""
+"""The duplicate evaluator and the ``fzmj-eval`` CLI."""
 
 import json
 import math
@@ -6,9 +6,9 @@ import textwrap
 
 import numpy as np
 import pytest
+from fzmj.agents.evaluate import evaluate, main, mean_ci95, t_quantile_975, wall_seeds
 
 import fzmj_env.vector as V
-from agents.evaluate import evaluate, main, mean_ci95, t_quantile_975, wall_seeds
 from fzmj_env.core.state import DEALER
 
 
@@ -107,7 +107,7 @@ def test_python_class_agent_in_an_evaluation(tmp_path, monkeypatch):
         textwrap.dedent(
             """
             import numpy as np
-            from agents import Agent
+            from fzmj.agents import Agent
 
             class FirstLegal(Agent):
                 name = "first-legal"
@@ -193,10 +193,10 @@ def test_cli_errors_are_one_line_exit_2(argv, msg, capsys):
 
 
 def test_ppo_checkpoint_in_an_evaluation(tmp_path):
-    """``ppo:PATH`` through ``train.checkpoint.load_policy`` (skipped while train/ lacks it)."""
+    """``ppo:PATH`` through ``fzmj.train.checkpoint.load_policy`` (skipped while train/ lacks it)."""
     torch = pytest.importorskip("torch")
-    ckpt = pytest.importorskip("train.checkpoint")
-    model = pytest.importorskip("train.model")
+    ckpt = pytest.importorskip("fzmj.train.checkpoint")
+    model = pytest.importorskip("fzmj.train.model")
     torch.manual_seed(0)
     path = ckpt.save_checkpoint(tmp_path / "policy.pt", model.ActorCritic(hidden_sizes=(32,)))
     res = evaluate([f"ppo:{path}", "random"], hands=16, seed=0, batch=16, progress=False)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fzmj_env.core import hand as H
+from fzmj_env.core import hand
 from fzmj_env.core.hand import (
     get_shanten_table,
     get_win_table,
@@ -390,9 +390,9 @@ def test_r9_1_batch_kernel_direct_call():
     c[0] = parse_tiles("123456789m11p123s")[:27]
     c[1] = parse_tiles("123456789m12p123s")[:27]
     out = np.zeros(2, np.bool_)
-    H.is_win_batch_kernel(get_win_table(), c, np.array([26, 26]), out)
+    hand.is_win_batch_kernel(get_win_table(), c, np.array([26, 26]), out)
     assert out.tolist() == [True, False]
-    H.is_win_batch_kernel(get_win_table(), c, np.array([9, 9]), out)  # 1p gold
+    hand.is_win_batch_kernel(get_win_table(), c, np.array([9, 9]), out)  # 1p gold
     assert out.tolist() == [True, True]
 
 
@@ -400,7 +400,7 @@ def test_batch_key_word_trick_matches_plain_loop():
     rng = np.random.default_rng(3)
     flat = rng.integers(0, 5, size=27 * 200).astype(np.int8)
     for b in range(0, 27 * 200 - 9, 9):
-        assert H._key9_word(flat, b) == H._key9_loop(flat, b) == sum(int(flat[b + i]) * 5**i for i in range(9))
+        assert hand._key9_word(flat, b) == hand._key9_loop(flat, b) == sum(int(flat[b + i]) * 5**i for i in range(9))
 
 
 def test_r9_1_hand_picked_wins_without_golds():
@@ -461,8 +461,8 @@ def test_r11_3_golden_pair_hand_picked():
 
 
 def test_r11_3_golden_dragon_hand_picked():
-    hand = "123m456p789s11m555s"  # the other tiles win alone; the 3 golds are a triplet
-    assert special_shapes(hand, "5s") == {"golden_pair", "golden_dragon"}
+    tiles = "123m456p789s11m555s"  # the other tiles win alone; the 3 golds are a triplet
+    assert special_shapes(tiles, "5s") == {"golden_pair", "golden_dragon"}
     assert special_shapes("123m456p789s11m1p55s", "5s") == set()  # golds needed for 1p
     assert special_shapes("123m456p789s12m555s", "5s") == {"golden_pair"}  # golds needed
 
@@ -479,10 +479,10 @@ def test_r11_3_every_golden_dragon_is_a_golden_pair():
         c[gold] = 3  # add three golds: 3n+2 stays 3n+2
         if c.sum() > 17:
             continue
-        dragon = H.is_golden_dragon_counts(wt, c, gold)
+        dragon = hand.is_golden_dragon_counts(wt, c, gold)
         assert dragon  # the non-gold part is a win by construction
         n_dragon += 1
-        assert H.is_golden_pair_counts(wt, c, gold)
+        assert hand.is_golden_pair_counts(wt, c, gold)
         assert bf_golden_pair(c, gold) and bf_golden_dragon(c, gold)
     assert n_dragon > 500
 
@@ -548,9 +548,9 @@ def test_r9_1_waits_match_brute_force_hypothesis(hg):
 
 
 def test_r9_5_idle_gold_hand_picked():
-    hand = "123456789m123456p1s"  # 5 melds + 1 gold: wins on every kind
-    assert waits(hand, "1s") == [kind_name(k) for k in range(27)]
-    assert special_shapes(hand, "1s") == {"idle_gold"}
+    tiles = "123456789m123456p1s"  # 5 melds + 1 gold: wins on every kind
+    assert waits(tiles, "1s") == [kind_name(k) for k in range(27)]
+    assert special_shapes(tiles, "1s") == {"idle_gold"}
     assert special_shapes("123456789m123456p2s", "1s") == set()  # a plain single wait
     assert special_shapes("123456789m12345p55s", "5s") == {"idle_gold"}  # 123p 45p+g, X+g
     assert special_shapes("1111m", "1m") == {"idle_gold"}
@@ -568,7 +568,7 @@ def test_r9_5_idle_gold_matches_brute_force():
         else:
             c, gold = hand_mix(rng, 1, remainder=1)[0]
         expect = len(bf_waits(c, gold)) == 27
-        assert H.is_idle_gold_counts(wt, c, gold) == expect, (c.tolist(), gold)
+        assert hand.is_idle_gold_counts(wt, c, gold) == expect, (c.tolist(), gold)
         assert ("idle_gold" in special_shapes(c, gold)) == expect
         n_idle += expect
     assert n_idle > 25
@@ -578,7 +578,7 @@ def test_wait_mask_kernel_returns_count_and_fills_mask():
     wt = get_win_table()
     c = parse_tiles("1112345678999m")[:27]
     out = np.full(27, 7, np.int8)
-    n = H.wait_mask_counts(wt, c, 13, out)
+    n = hand.wait_mask_counts(wt, c, 13, out)
     assert n == 10 and out.sum() == 10 and set(np.unique(out)) <= {0, 1}
 
 
@@ -609,13 +609,13 @@ def test_shanten_minus_one_iff_win_and_zero_iff_ready():
     st_tab = get_shanten_table()
     wt = get_win_table()
     for c, gold in hand_mix(rng, 2000, remainder=2):
-        s = H.shanten_counts(st_tab, c, gold)
-        assert (s == -1) == H.is_win_counts(wt, c, gold)
+        s = hand.shanten_counts(st_tab, c, gold)
+        assert (s == -1) == hand.is_win_counts(wt, c, gold)
         assert s >= -1
     out = np.zeros(27, np.int8)
     for c, gold in hand_mix(rng, 2000, remainder=1):
-        s = H.shanten_counts(st_tab, c, gold)
-        assert (s == 0) == (H.wait_mask_counts(wt, c, gold, out) > 0)
+        s = hand.shanten_counts(st_tab, c, gold)
+        assert (s == 0) == (hand.wait_mask_counts(wt, c, gold, out) > 0)
         assert s >= 0
 
 
@@ -719,7 +719,7 @@ def test_validation_batch_shapes_and_rows():
         is_win_batch(np.zeros((3, 27), np.int8), np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="integer"):
         is_win_batch(np.zeros((3, 27)), np.zeros(3, np.int64))
-    # every row is checked (issue 10): a 3n hand is refused, not answered
+    # every row is checked: a 3n hand is refused, not answered
     with pytest.raises(ValueError, match="3n\\+2"):
         is_win_batch(np.zeros((1, 27), np.int8), np.zeros(1, np.int64))
 
@@ -727,5 +727,5 @@ def test_validation_batch_shapes_and_rows():
 def test_r11_3_golden_dragon_with_a_robbed_fourth_gold():
     """After 抢金 a hand can hold 4 golds (R10): 3 form the dragon triplet, the 4th fills a meld."""
     # golds 5s x4; other tiles 123m 456m 789p 11p + 99s: 99s + 1 gold = 999s, 3 golds triplet
-    hand = "123m456m789p11p99s5555s"
-    assert special_shapes(hand, "5s") >= {"golden_pair", "golden_dragon"}
+    tiles = "123m456m789p11p99s5555s"
+    assert special_shapes(tiles, "5s") >= {"golden_pair", "golden_dragon"}

@@ -1,4 +1,4 @@
-"""``fzmj-league`` (issue 16): schedule through the evaluator, cache by identity, ratings, resume, bad input."""
+"""``fzmj-league``: schedule through the evaluator, cache by identity, ratings, resume, bad input."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import fzmj.agents.league as L
 import numpy as np
 import pytest
-
-import agents.league as L
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDS = 128  # per pairing: 16 walls per match in 1v3 (seconds for a whole league)
@@ -21,7 +20,7 @@ HANDS = 128  # per pairing: 16 walls per match in 1v3 (seconds for a whole leagu
 BOT = """
 import time
 import numpy as np
-from agents import Agent
+from fzmj.agents import Agent
 
 class FirstLegal(Agent):
     name = "first-legal"
@@ -177,7 +176,7 @@ def test_resume_after_a_kill(tmp_path, bot):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
     argv = ["--agents", "heuristic", "python:league_bot:Slow", "random", "--hands-per-pairing", "64", "--dir", str(d)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agents.league", *argv, "--no-progress"],
+        [sys.executable, "-m", "fzmj.agents.league", *argv, "--no-progress"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -201,8 +200,8 @@ def test_resume_after_a_kill(tmp_path, bot):
 # ---- identities ------------------------------------------------------------------------------------------
 def test_a_changed_checkpoint_is_a_new_agent(tmp_path):
     torch = pytest.importorskip("torch")
-    from train.checkpoint import save_checkpoint
-    from train.model import ActorCritic
+    from fzmj.train.checkpoint import save_checkpoint
+    from fzmj.train.model import ActorCritic
 
     torch.manual_seed(0)
     ckpt = save_checkpoint(tmp_path / "p.pt", ActorCritic(hidden_sizes=(16,)))
@@ -235,7 +234,7 @@ def test_a_changed_checkpoint_is_a_new_agent(tmp_path):
 
 
 def test_python_identity_is_the_module_file(tmp_path, bot):
-    from agents import make_agent
+    from fzmj.agents import make_agent
 
     first = L.agent_identity(bot, make_agent(bot))
     assert first.startswith(bot + "@sha256=")
@@ -316,7 +315,7 @@ def test_league_with_rules_file_and_its_changes(tmp_path, capsys):
 # ---- the trainer hook ------------------------------------------------------------------------------------
 def test_training_adds_its_evaluation_checkpoints_to_a_league(tmp_path, capsys):
     pytest.importorskip("torch")
-    from train.ppo_selfplay import main as train
+    from fzmj.train.ppo_selfplay import main as train
 
     league = tmp_path / "lg"
     argv = ["--config", str(ROOT / "configs/ppo_smoke.yaml"), "--set", f"runs_dir={tmp_path}", "--set", "run_name=r"]
@@ -353,7 +352,7 @@ def test_bootstrap_interval_is_deterministic(tmp_path):
 
 def test_pair_differences_are_the_evaluators(tmp_path):
     """The league only re-aggregates the evaluator's results: its pair difference is the evaluator's."""
-    from agents.evaluate import evaluate
+    from fzmj.agents.evaluate import evaluate
 
     res = _league(["--agents", "heuristic", "random", "--hands-per-pairing", "64", "--dir", str(tmp_path / "a")])
     ab = evaluate(["heuristic", "random"], hands=32, progress=False)["pairwise"][0]

@@ -93,16 +93,24 @@ def test_cache_guard_clears_numba_files_when_a_source_changes(tmp_path, monkeypa
     keep = pkg / "__pycache__" / "mod.cpython-311.pyc"
     for f in stale + [keep]:
         f.write_bytes(b"x")
-    monkeypatch.setattr(cache_guard, "_ROOT", tmp_path)
-    monkeypatch.setattr(cache_guard, "_PACKAGES", ("pkg",))
-    monkeypatch.setattr(cache_guard, "_STAMP", tmp_path / "stamp" / "sources.sha256")
+    dep = tmp_path / "dep"
+    dep.mkdir()
+    (dep / "kernels.py").write_text("y = 1\n")
 
-    assert cache_guard.clear_stale_cache()  # no stamp yet: cleared
+    def clear():
+        return cache_guard.clear_stale_cache(pkg, depends_on=(dep,))
+
+    assert clear()  # no stamp yet: cleared
     assert not any(f.exists() for f in stale) and keep.exists()
     for f in stale:
         f.write_bytes(b"x")
-    assert not cache_guard.clear_stale_cache()  # same sources: kept
+    assert not clear()  # same sources: kept
     assert all(f.exists() for f in stale)
     src.write_text("x = 2\n")
-    assert cache_guard.clear_stale_cache()  # a source changed: cleared
+    assert clear()  # a source changed: cleared
     assert not any(f.exists() for f in stale) and keep.exists()
+    for f in stale:
+        f.write_bytes(b"x")
+    (dep / "kernels.py").write_text("y = 2\n")
+    assert clear()  # a package its kernels call changed: cleared too
+    assert not any(f.exists() for f in stale)

@@ -1,4 +1,4 @@
-"""agents/policy.py (issue 12): the network and checkpoint reader live below train/."""
+"""agents/policy.py: the network and checkpoint reader live below train/."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ def test_agents_never_import_train():
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from fzmj.agents import make_agent  # noqa: E402
+from fzmj.agents.policy import ActorCritic, load_checkpoint, load_policy  # noqa: E402
+from fzmj.train.checkpoint import save_checkpoint  # noqa: E402
 
-from agents import make_agent  # noqa: E402
-from agents.policy import ActorCritic, load_checkpoint, load_policy  # noqa: E402
-from fzmj_env.core.features import HF_NUM_PLANES, with_hand_features  # noqa: E402
 from fzmj_env.encode import NUM_CHANNELS  # noqa: E402
+from fzmj_env.features import HF_NUM_PLANES, with_hand_features  # noqa: E402
 from fzmj_env.vector import VectorEnv  # noqa: E402
-from train.checkpoint import save_checkpoint  # noqa: E402
 
 
 def _tampered(tmp_path, policy, **changes):

@@ -1,4 +1,4 @@
-"""The four source variants (PRESETS.md P2–P5) on scripted walls (R3).
+"""The four source variants (docs/presets.md P2–P5) on scripted walls (R3).
 
 Every expected value is worked out by hand in the comments from the P-section cited; nothing
 here calls the engine's scoring. Common scene (as in test_rules_scoring.py): dealer 0 discards
@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
-from rules_helpers import A_HU, A_PENG, K, S, act, discard, new_game, pass_all, resolve, tsumogiri
+from rules_helpers import A_HU, A_PENG, K, act, discard, new_game, pass_all, resolve, state, tsumogiri
 
-from fzmj_env import Game, RecordError, available_rules, load_rules, make_record, replay
-from fzmj_env import encode as X
+from fzmj_env import Game, RecordError, available_rules, encode, load_rules, make_record, replay
 from fzmj_env.core.hand import flush_specials, swims
 from fzmj_env.rules import PRESET_DIR, RulesError
 
@@ -30,8 +29,15 @@ def self_draw_pay(v, winner):
 def seat2_game(rules, hand2, draw, flowers2=None, streak=0, gold=GOLD):
     """Dealer 0 discards 9p, seat 1 draws 9p and discards it; seat 2 then draws ``draw``."""
     flowers = {2: flowers2} if flowers2 else None
-    g = new_game(dealer=0, hands={0: JUNK_DEALER, 2: hand2}, flowers=flowers, draws=["9p", draw], tail=gold,
-                 streak=streak, rules=rules)
+    g = new_game(
+        dealer=0,
+        hands={0: JUNK_DEALER, 2: hand2},
+        flowers=flowers,
+        draws=["9p", draw],
+        tail=gold,
+        streak=streak,
+        rules=rules,
+    )
     discard(g, 0, "9p")
     pass_all(g)
     tsumogiri(g, turns=1)
@@ -50,8 +56,9 @@ def seat2_self_draw(rules, hand2, draw, **kw):
 def seat2_discard_win(rules, hand2, tile, flowers2=None, streak=0):
     """Seat 1 draws ``tile`` and discards it; seat 2 wins on it (seat 1 pays)."""
     flowers = {2: flowers2} if flowers2 else None
-    g = new_game(dealer=0, hands={0: JUNK_DEALER, 2: hand2}, flowers=flowers, draws=[tile], tail=GOLD,
-                 streak=streak, rules=rules)
+    g = new_game(
+        dealer=0, hands={0: JUNK_DEALER, 2: hand2}, flowers=flowers, draws=[tile], tail=GOLD, streak=streak, rules=rules
+    )
     discard(g, 0, "9p")
     pass_all(g)
     discard(g, 1, tile)
@@ -61,7 +68,7 @@ def seat2_discard_win(rules, hand2, tile, flowers2=None, streak=0):
     return r
 
 
-# ---- loading (issue 11: presets as data) -----------------------------------------------------
+# ---- loading (presets as data) -----------------------------------------------------
 def test_all_five_presets_ship_and_load():
     assert available_rules() == sorted(["fuzhou-lianzhong", CLASSIC, LZ2, BIANFENG, HOME])
     schemes = {n: load_rules(n).scheme for n in available_rules()}
@@ -315,12 +322,12 @@ def test_p5_swimming_level_1_pays_x4_and_is_public():
     assert int(g.view.swim[2]) == 0
     discard(g, 2, "2m")  # keeps 5 melds + the gold: swims (单游)
     assert int(g.view.swim[2]) == 1
-    obs = np.zeros((X.NUM_CHANNELS, 27), dtype=np.int8)
+    obs = np.zeros((encode.NUM_CHANNELS, 27), dtype=np.int8)
     while g.phase == "claim":
         pass_all(g)
-    X.encode_table(g.buf, 0, g.seat, obs)  # seat 3 sees seat 2 as its relative seat 3 (上家)
-    assert g.seat == 3 and obs[X.P_SWIM, 3 * 3 + 0] == 1 and obs[X.P_SWIM, 3 * 3 + 1] == 0
-    assert obs[X.P_PRESET, 4] == 1
+    encode.encode_table(g.buf, 0, g.seat, obs)  # seat 3 sees seat 2 as its relative seat 3 (上家)
+    assert g.seat == 3 and obs[encode.P_SWIM, 3 * 3 + 0] == 1 and obs[encode.P_SWIM, 3 * 3 + 1] == 0
+    assert obs[encode.P_PRESET, 4] == 1
     tsumogiri(g, turns=2)  # seats 3 and 0 discard 3m, 5m
     pass_all(g)
     tsumogiri(g, turns=1)  # seat 1 discards 6m
@@ -336,7 +343,7 @@ def test_p5_swimming_goes_up_on_a_drawn_gold_discarded():
     discard(g, 2, "2m")
     tsumogiri(g, turns=3)  # seats 3, 0, 1 (claim windows passed)
     pass_all(g)
-    assert g.seat == 2 and int(g.view.m[S.LAST_DRAW]) == K("9s")  # it drew the gold
+    assert g.seat == 2 and int(g.view.m[state.LAST_DRAW]) == K("9s")  # it drew the gold
     discard(g, 2, "9s")  # declines the win, throws the drawn gold: 双游
     assert int(g.view.swim[2]) == 2
     tsumogiri(g, turns=3)
@@ -348,8 +355,13 @@ def test_p5_swimming_goes_up_on_a_drawn_gold_discarded():
 
 
 def test_p5_a_claim_ends_swimming():
-    g = new_game(dealer=0, hands={0: JUNK_DEALER, 2: "234p 567p 789p 345s 666s 9s"}, draws=["1m", "2m", "6s"],
-                 tail=GOLD, rules=HOME)
+    g = new_game(
+        dealer=0,
+        hands={0: JUNK_DEALER, 2: "234p 567p 789p 345s 666s 9s"},
+        draws=["1m", "2m", "6s"],
+        tail=GOLD,
+        rules=HOME,
+    )
     discard(g, 0, "9p")
     pass_all(g)
     tsumogiri(g, turns=1)  # seat 1: 1m
@@ -384,20 +396,21 @@ def test_records_name_and_carry_their_preset(tmp_path):
         replay(bad)
 
 
-# ---- everywhere the default works (issue 11, must have 2) --------------------------------------
+# ---- everywhere the default works (must have 2) --------------------------------------
 def test_env_vector_eval_and_train_config_take_every_preset():
+    from fzmj.agents.evaluate import evaluate
+    from fzmj.train.config import load_config
+    from fzmj.train.ppo_selfplay import Args
+
     import fzmj_env
-    from agents.evaluate import evaluate
     from fzmj_env.vector import VectorEnv, results_of
-    from train.config import load_config
-    from train.ppo_selfplay import Args
 
     for rules in available_rules():
         env = fzmj_env.env(rules=rules)
         env.reset(seed=1)
         obs = env.observe(env.agent_selection)["observation"]
-        assert obs.shape == (X.NUM_CHANNELS, 27)
-        assert obs[X.P_PRESET, load_rules(rules).params[S.R_SCHEME - S.R_RESERVE_BASE]] == 1
+        assert obs.shape == (encode.NUM_CHANNELS, 27)
+        assert obs[encode.P_PRESET, load_rules(rules).params[state.R_SCHEME - state.R_RESERVE_BASE]] == 1
         venv = VectorEnv(8, rules=rules, seed=3)
         o, mask, seat = venv.reset()
         rng = np.random.default_rng(0)
@@ -411,18 +424,23 @@ def test_env_vector_eval_and_train_config_take_every_preset():
         assert load_config(Args, None, [f"rules={rules}"]).rules == rules  # fzmj-train's rules: key
 
 
-# ---- the heuristic per preset (issue 11, must have 8) ------------------------------------------
+# ---- the heuristic per preset (must have 8) ------------------------------------------
 def _heuristic_choice(g):
-    from agents.heuristic import HeuristicAgent
+    from fzmj.agents.heuristic import HeuristicAgent
 
-    obs = np.zeros((X.NUM_CHANNELS, 27), dtype=np.int8)
-    X.encode_table(g.buf, 0, g.seat, obs)
+    obs = np.zeros((encode.NUM_CHANNELS, 27), dtype=np.int8)
+    encode.encode_table(g.buf, 0, g.seat, obs)
     return int(HeuristicAgent().act(obs, g.mask)[0])
 
 
 def test_heuristic_keeps_a_swimming_hand_and_never_discards_gold_under_classic():
-    g = new_game(dealer=0, hands={0: JUNK_DEALER, 2: "234p 567p 789p 345s 666s 9s"}, draws=["1m", "2m", "6s", "7m"],
-                 tail=GOLD, rules=HOME)
+    g = new_game(
+        dealer=0,
+        hands={0: JUNK_DEALER, 2: "234p 567p 789p 345s 666s 9s"},
+        draws=["1m", "2m", "6s", "7m"],
+        tail=GOLD,
+        rules=HOME,
+    )
     discard(g, 0, "9p")
     pass_all(g)
     tsumogiri(g, turns=1)
@@ -431,7 +449,7 @@ def test_heuristic_keeps_a_swimming_hand_and_never_discards_gold_under_classic()
     pass_all(g)
     discard(g, 3, "6s")
     assert g.seat == 2 and g.mask[A_PENG]
-    assert _heuristic_choice(g) == S.A_PASS  # a peng would end swimming (P5)
+    assert _heuristic_choice(g) == state.A_PASS  # a peng would end swimming (P5)
     resolve(g)
     tsumogiri(g, turns=2)
     pass_all(g)
@@ -441,7 +459,7 @@ def test_heuristic_keeps_a_swimming_hand_and_never_discards_gold_under_classic()
 
 
 def test_p2_classic_no_chi_or_peng_that_leaves_only_golds():
-    from fzmj_env.core import engine as E
+    from fzmj_env.core import engine
     from fzmj_env.core.hand import get_win_table
 
     wt = get_win_table()
@@ -451,20 +469,20 @@ def test_p2_classic_no_chi_or_peng_that_leaves_only_golds():
         g.view.hand[1] = 0
         g.view.hand[1, K("3m")] = g.view.hand[1, K("4m")] = 1
         g.view.hand[1, K("9s")] = 2  # two golds: after chi 2m-3m-4m only golds would be left
-        o = int(E.claim_options(tb, wt, 1, 0, K("2m")))
-        assert bool(o & S.OPT_CHI_LOW) == offered
+        o = int(engine.claim_options(tb, wt, 1, 0, K("2m")))
+        assert bool(o & state.OPT_CHI_LOW) == offered
         g.view.hand[1] = 0
         g.view.hand[1, K("2m")] = 2
         g.view.hand[1, K("9s")] = 2
-        o = int(E.claim_options(tb, wt, 1, 0, K("2m")))
-        assert bool(o & S.OPT_PENG) == offered
+        o = int(engine.claim_options(tb, wt, 1, 0, K("2m")))
+        assert bool(o & state.OPT_PENG) == offered
         g.view.hand[1, K("1p")] = 1  # one more non-gold tile: it could be discarded, so both are offered
-        assert int(E.claim_options(tb, wt, 1, 0, K("2m"))) & S.OPT_PENG
+        assert int(engine.claim_options(tb, wt, 1, 0, K("2m"))) & state.OPT_PENG
 
 
 def test_p3_dealer_win_on_a_kong_replacement_before_its_first_discard_is_rob_gold():
     g = new_game(dealer=0, hands={0: "1111m 234p 567p 678s 11s 46m"}, tail=[GOLD, "5m"], rules=LZ2)
-    act(g, 0, S.A_SELF_KONG + K("1m"))
+    act(g, 0, state.A_SELF_KONG + K("1m"))
     act(g, 0, A_HU)
     r = g.result
     # P3: before the dealer's first discard -> 抢金 30 (a kong: no +10); h = kg 2 (concealed kong)
@@ -482,8 +500,10 @@ def test_version_1_records_still_replay():
     rec = make_record(g)
     old = {k: v for k, v in rec.items() if k not in ("rules_data", "rules_digest")}
     old["version"] = 1
-    old["hands"] = [dict(h, result={k: v for k, v in h["result"].items()
-                                    if k not in ("special_values", "specials_counted")}) for h in rec["hands"]]
+    old["hands"] = [
+        dict(h, result={k: v for k, v in h["result"].items() if k not in ("special_values", "specials_counted")})
+        for h in rec["hands"]
+    ]
     assert replay(old).scores == g.scores
 
 
@@ -502,26 +522,26 @@ def test_heuristic_swims_instead_of_a_x2_self_draw_under_home():
 def test_p5_swim_levels_go_up_to_3_and_drop_back():
     from rules_helpers import counts
 
-    from fzmj_env.core import engine as E
+    from fzmj_env.core import engine
     from fzmj_env.core.hand import get_win_table
 
     wt = get_win_table()
     g = new_game(dealer=0, hands={0: JUNK_DEALER}, tail=GOLD, rules=HOME)
     tb, v, gold = g.buf[0], g.view, K(GOLD)
     v.hand[2] = counts(SWIM_HAND)
-    v.m[S.LAST_DRAW] = gold
+    v.m[state.LAST_DRAW] = gold
     for before, after in ((1, 2), (2, 3), (3, 3)):  # a drawn gold thrown keeping the shape: up, at most 3
         v.swim[2] = before
-        E.update_swim(tb, wt, 2, gold)
+        engine.update_swim(tb, wt, 2, gold)
         assert int(v.swim[2]) == after
     v.swim[2] = 3
-    E.update_swim(tb, wt, 2, K("1m"))  # another discard re-checks: the shape holds -> level 1
+    engine.update_swim(tb, wt, 2, K("1m"))  # another discard re-checks: the shape holds -> level 1
     assert int(v.swim[2]) == 1
     v.swim[2] = 0
-    E.update_swim(tb, wt, 2, gold)  # not swimming before: entering is level 1 whatever was thrown
+    engine.update_swim(tb, wt, 2, gold)  # not swimming before: entering is level 1 whatever was thrown
     assert int(v.swim[2]) == 1
     v.hand[2] = counts("234p 567p 789p 345s 67s 1m 9s")  # no shape
-    E.update_swim(tb, wt, 2, K("1p"))
+    engine.update_swim(tb, wt, 2, K("1p"))
     assert int(v.swim[2]) == 0
 
 

@@ -35,16 +35,16 @@ from fzmj_env.actions import (
     A_SELF_KONG,
     NUM_ACTIONS,
 )
-from fzmj_env.core import state as S
+from fzmj_env.core import state
 from fzmj_env.tiles import COPIES
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 MELD_TILES = {
-    S.MELD_PENG: 3,
-    S.MELD_EXPOSED_KONG: 4,
-    S.MELD_ADDED_KONG: 4,
-    S.MELD_CONCEALED_KONG: 4,
+    state.MELD_PENG: 3,
+    state.MELD_EXPOSED_KONG: 4,
+    state.MELD_ADDED_KONG: 4,
+    state.MELD_CONCEALED_KONG: 4,
 }
 
 
@@ -53,13 +53,13 @@ def tile_census(g: Game) -> np.ndarray:
     v = g.view
     m = v.m
     c = np.zeros(42, dtype=np.int64)
-    np.add.at(c, v.wall[int(m[S.HEAD]) : int(m[S.TAIL]) + 1], 1)
+    np.add.at(c, v.wall[int(m[state.HEAD]) : int(m[state.TAIL]) + 1], 1)
     c[:27] += v.hand.sum(axis=0)
     c[27:] += v.flowers.sum(axis=0)
     for s in range(4):
         for j in range(int(v.n_melds[s])):
             t, k = int(v.meld[s, j, 0]), int(v.meld[s, j, 1])
-            if t == S.MELD_CHI:
+            if t == state.MELD_CHI:
                 c[k : k + 3] += 1
             else:
                 c[k] += MELD_TILES[t]
@@ -67,7 +67,7 @@ def tile_census(g: Game) -> np.ndarray:
         for i in range(n):
             if not v.disc_claimed[s, i]:
                 c[int(v.disc[s, i])] += 1
-    c[int(m[S.GOLD])] += 1  # the indicator, set aside
+    c[int(m[state.GOLD])] += 1  # the indicator, set aside
     return c
 
 
@@ -88,9 +88,9 @@ def check_public_counts(g: Game) -> None:
         melded = np.zeros(27, np.int64)
         for j in range(int(v.n_melds[s])):
             t, k = int(v.meld[s, j, 0]), int(v.meld[s, j, 1])
-            if t == S.MELD_CHI:
+            if t == state.MELD_CHI:
                 melded[k : k + 3] += 1
-            elif t != S.MELD_CONCEALED_KONG:  # concealed kongs are not public
+            elif t != state.MELD_CONCEALED_KONG:  # concealed kongs are not public
                 melded[k] += MELD_TILES[t]
         assert np.array_equal(kind_bytes(v.meld_counts[s]), melded), f"meld_counts seat {s}"
 
@@ -101,7 +101,7 @@ def check_invariants(g: Game) -> None:
     assert np.array_equal(c, COPIES), (
         f"tiles not conserved: diff {dict((k, int(d)) for k, d in enumerate(c - COPIES) if d)}"
     )
-    cur = int(g.view.m[S.CUR])
+    cur = int(g.view.m[state.CUR])
     for s in range(4):
         size = int(g.view.hand[s].sum()) + 3 * int(g.view.n_melds[s])
         want = 17 if (g.phase in ("turn", "discard_after_claim") and s == cur) else 16
@@ -109,7 +109,7 @@ def check_invariants(g: Game) -> None:
     assert g.mask.sum() >= 1, "a decision with no legal action"
     assert np.all(g.view.hand >= 0)
     swim = g.view.swim
-    assert np.all((swim >= 0) & (swim <= S.MAX_SWIM))
+    assert np.all((swim >= 0) & (swim <= state.MAX_SWIM))
     if g.rules.scheme != "home":
         assert not swim.any(), "swim levels outside fuzhou-home (P5)"
     if g.rules.scheme == "classic" and g.phase != "claim":
@@ -149,7 +149,12 @@ def smart_policy(rng: random.Random, g: Game, greed: float) -> int:
 
 
 def play(
-    seed: int, policy_seed: int, hands: int, greed: float, probe_illegal: bool = False, smart: bool = False,
+    seed: int,
+    policy_seed: int,
+    hands: int,
+    greed: float,
+    probe_illegal: bool = False,
+    smart: bool = False,
     rules: str = "fuzhou-lianzhong",
 ) -> Game:
     rng = random.Random(policy_seed)
@@ -201,7 +206,7 @@ def test_invariants_hold_at_every_decision(seed, policy_seed, hands, greed, smar
     rules=st.sampled_from(available_rules()),
 )
 def test_invariants_hold_under_every_preset(seed, policy_seed, hands, greed, smart, rules):
-    """Issue 11: zero-sum, a legal action always exists, 144 tiles conserved, no gold discard
+    """Zero-sum, a legal action always exists, 144 tiles conserved, no gold discard
     under classic, swim levels only under home, over all five presets."""
     play(seed, policy_seed, hands, greed, probe_illegal=True, smart=smart, rules=rules)
 
@@ -282,7 +287,7 @@ def expected_turn(g: Game) -> set[int]:
         return out
     if hand[gold] >= 3 or _win(hand, gold):
         out.add(A_HU)
-    pengs = {int(v.meld[s, j, 1]) for j in range(int(v.n_melds[s])) if v.meld[s, j, 0] == S.MELD_PENG}
+    pengs = {int(v.meld[s, j, 1]) for j in range(int(v.n_melds[s])) if v.meld[s, j, 0] == state.MELD_PENG}
     for k in range(27):
         if k != gold and (hand[k] == 4 or (hand[k] >= 1 and k in pengs)):
             out.add(A_SELF_KONG + k)
@@ -311,7 +316,7 @@ def test_legal_mask_matches_the_rules(seed, policy_seed, greed, smart):
         seat, phase, hand_no = g.seat, g.phase, len(g.results)
         if phase == "claim":
             assert legal == window[1][seat] | {A_PASS}, f"seat {seat}: {sorted(legal)} vs {sorted(window[1][seat])}"
-            closing = int(g.view.m[S.ASK_POS]) == int(g.view.m[S.N_ASK]) - 1
+            closing = int(g.view.m[state.ASK_POS]) == int(g.view.m[state.N_ASK]) - 1
         else:
             assert legal == expected_turn(g), f"seat {seat} {phase}: {sorted(legal)} vs {sorted(expected_turn(g))}"
         a = (smart_policy if smart else policy)(rng, g, greed)
@@ -346,7 +351,7 @@ def test_legal_mask_matches_the_rules(seed, policy_seed, greed, smart):
                 dealer_discarded = True
             want = [(seat + i) % 4 for i in range(1, 5) if opts[(seat + i) % 4]]
             if g.phase == "claim":
-                asked = [int(x) for x in g.view.ask[: int(g.view.m[S.N_ASK])]]
+                asked = [int(x) for x in g.view.ask[: int(g.view.m[state.N_ASK])]]
                 assert asked == want, f"asked {asked}, expected {want} ({opts})"
                 window = (a, opts, {})
             else:

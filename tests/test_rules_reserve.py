@@ -8,18 +8,18 @@ N = 18, D = 42 - 18 = 24.
 
 from __future__ import annotations
 
-from rules_helpers import A_HU, A_KONG, K, S, discard, kong, new_game, pass_all, resolve, tsumogiri
+from rules_helpers import A_HU, A_KONG, K, discard, kong, new_game, pass_all, resolve, state, tsumogiri
 
 FL = {s: "1234567z" + f"{s + 1}f{s + 5}f" for s in range(4)}  # 9 flowers each, no set
 GOLD = "5s"
 
 
 def head(g) -> int:
-    return int(g.view.m[S.HEAD])
+    return int(g.view.m[state.HEAD])
 
 
 def final_left(g) -> int:
-    return int(g.view.m[S.FINAL_LEFT])
+    return int(g.view.m[state.FINAL_LEFT])
 
 
 def test_r6_reserve_base_and_drawable():

@@ -1,4 +1,4 @@
-"""``SingleSeatEnv`` / ``SingleSeatVectorEnv`` (issue 13): episodes, rewards and skipped games
+"""``SingleSeatEnv`` / ``SingleSeatVectorEnv``: episodes, rewards and skipped games
 checked game by game against plain ``VectorEnv`` self-play with the same seeds; Gymnasium's
 checker; options; errors."""
 
@@ -9,12 +9,12 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from fzmj.agents import make_agent
 from gymnasium.utils.env_checker import check_env
 
 import fzmj_env
-from agents import make_agent
+from fzmj.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
 from fzmj_env.encode import NUM_CHANNELS
-from fzmj_env.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
 from fzmj_env.vector import VectorEnv
 
 
@@ -139,8 +139,15 @@ def test_dict_observation_and_learner_planes():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"seat": 4}, {"seat": "random"}, {"obs_dtype": "float64"}, {"flatten": "yes"}, {"opponents": "nobody"},
-     {"opponents": ["random", "random"]}, {"hands_per_game": 0}],
+    [
+        {"seat": 4},
+        {"seat": "random"},
+        {"obs_dtype": "float64"},
+        {"flatten": "yes"},
+        {"opponents": "nobody"},
+        {"opponents": ["random", "random"]},
+        {"hands_per_game": 0},
+    ],
 )
 def test_bad_arguments_raise_value_error(kwargs):
     with pytest.raises(ValueError):
@@ -169,18 +176,24 @@ def test_illegal_learner_action_and_step_before_reset():
         venv.step(acts)
 
 
-def test_lazy_import_keeps_env_core_light():
+def test_env_import_stays_light_and_old_name_hints():
+    """``import fzmj_env`` loads nothing of the layers above it; the moved name says where it went."""
     import subprocess
     import sys
 
-    code = "import sys, fzmj_env; assert 'agents' not in sys.modules; fzmj_env.SingleSeatEnv; assert 'agents' in sys.modules"
+    code = (
+        "import sys, fzmj_env\n"
+        "assert not [m for m in sys.modules if m.startswith('fzmj.')], 'env imported a layer above it'\n"
+        "try:\n    fzmj_env.SingleSeatEnv\nexcept AttributeError as e:\n    assert 'fzmj.integrations' in str(e)\n"
+        "else:\n    raise SystemExit('no hint')\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=fzmj_env.__path__[0] + "/..")
 
 
 def test_ppo_checkpoint_and_mixed_opponents(tmp_path):
     """``ppo:PATH`` specs go through agents.make_agent like any other; three different opponents."""
-    from train.checkpoint import save_checkpoint
-    from train.model import ActorCritic
+    from fzmj.train.checkpoint import save_checkpoint
+    from fzmj.train.model import ActorCritic
 
     ckpt = save_checkpoint(tmp_path / "p.pt", ActorCritic(hidden_sizes=[16]))
     env = SingleSeatVectorEnv(4, opponents=[f"ppo:{ckpt}", "heuristic", "random:1"], seat="rotate")

@@ -9,7 +9,16 @@ from fzmj_env.tiles import COPIES, NUM_TILES, full_set, glyphs, kind_glyph, pars
 
 def test_r1_kind_indices():
     assert [kind_index(x) for x in ("1m", "9m", "1p", "9p", "1s", "9s", "1z", "7z", "1f", "8f")] == [
-        0, 8, 9, 17, 18, 26, 27, 33, 34, 41,
+        0,
+        8,
+        9,
+        17,
+        18,
+        26,
+        27,
+        33,
+        34,
+        41,
     ]
     assert [kind_name(k) for k in (0, 13, 26, 31, 41)] == ["1m", "5p", "9s", "5z", "8f"]
 

@@ -1,4 +1,4 @@
-"""PPO self-play trainer (issue 6): config validation, per-seat GAE bookkeeping, model, smoke run, resume."""
+"""PPO self-play trainer: config validation, per-seat GAE bookkeeping, model, smoke run, resume."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from fzmj.train.checkpoint import load_checkpoint, load_policy
+from fzmj.train.config import ConfigError, load_config
+from fzmj.train.model import ActorCritic, BinaryLinear
+from fzmj.train.ppo_selfplay import Args, main
+from fzmj.train.selfplay_buffer import SelfPlayBuffer
 
 from fzmj_env.encode import NUM_CHANNELS as X_NUM_CHANNELS
 from fzmj_env.vector import VectorEnv
-from train.checkpoint import load_checkpoint, load_policy
-from train.config import ConfigError, load_config
-from train.model import ActorCritic, BinaryLinear
-from train.ppo_selfplay import Args, main
-from train.selfplay_buffer import SelfPlayBuffer
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").glob("ppo_*.yaml"))
@@ -270,7 +270,7 @@ def test_policy_acts_legally(spec):
 
 
 def test_pool_games_give_the_learner_its_seats_and_the_opponent_the_rest():
-    from train.opponents import HEURISTIC, LEARNER, OpponentPool
+    from fzmj.train.opponents import HEURISTIC, LEARNER, OpponentPool
 
     B = 64
     pool = OpponentPool(
@@ -338,7 +338,7 @@ def test_smoke_run_logs_the_tags_and_saves_a_playable_checkpoint(smoke_run, tmp_
     a = policy.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
     assert (mask[np.arange(8), a.numpy()] == 1).all()
 
-    from agents.evaluate import main as fzmj_eval
+    from fzmj.agents.evaluate import main as fzmj_eval
 
     out = tmp_path / "results.json"
     rc = fzmj_eval(["--agents", f"ppo:{ckpt}", "random", "--hands", "8", "--no-progress", "--out", str(out)])

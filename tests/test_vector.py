@@ -1,4 +1,4 @@
-"""The batched env (issue 4): same engine and encoder as the AEC env / Game, bit for bit."""
+"""The batched env: same engine and encoder as the AEC env / Game, bit for bit."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""``VectorEnv.step_tables`` (issue 13): stepping a subset of tables is stepping those tables."""
+"""``VectorEnv.step_tables``: stepping a subset of tables is stepping those tables."""
 
 from __future__ import annotations
 
@@ -47,8 +47,14 @@ def test_subset_steps_equal_full_steps_and_leave_others_untouched():
 
 @pytest.mark.parametrize(
     "tables,actions,match",
-    [([0, 0], None, "distinct"), ([5], None, r"in 0\.\.3"), ([-1], None, r"in 0\.\.3"), ([[0]], None, "1-D"),
-     ([0, 1], [1.5, 2.0], "integers"), ([1], [99], "illegal action at table 1")],
+    [
+        ([0, 0], None, "distinct"),
+        ([5], None, r"in 0\.\.3"),
+        ([-1], None, r"in 0\.\.3"),
+        ([[0]], None, "1-D"),
+        ([0, 1], [1.5, 2.0], "integers"),
+        ([1], [99], "illegal action at table 1"),
+    ],
 )
 def test_bad_subsets_raise(tables, actions, match):
     env = VectorEnv(4, seed=0)

@@ -1,5 +1,5 @@
 """The replay frames, fzmj-replay, fzmj-play's session and server, fzmj-eval --save-records
-(issue 15), without a browser (tests/test_web_browser.py drives the pages in Chromium).
+without a browser (tests/test_web_browser.py drives the pages in Chromium).
 
 Expected values come from the record or from an independent replay through ``Game``; the
 scripted scenarios are the R9.4 / R9.5 rule tests' walls.
@@ -16,14 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fzmj.agents import make_agent
+from fzmj.agents.evaluate import evaluate
 from rules_helpers import A_HU, A_PASS, K, discard, kong, new_game, pass_all, resolve, tsumogiri
 
 import fzmj_env as F
-from agents import make_agent
-from agents.evaluate import evaluate
-from fzmj_env.web import play as P
-from fzmj_env.web import replay as R
-from fzmj_env.web.frames import record_frames
+from fzmj.web import play as P
+from fzmj.web import replay as R
+from fzmj.web.frames import record_frames
 
 JUNK_DEALER = "5m 11223m 3m 789m 99p 11s 33s 5s"
 SEAT2_TWO_SIDED = "34m 789m 234p 567p 678s 11s"  # waits 2m / 5m
@@ -356,7 +356,7 @@ def test_the_env_core_and_the_replay_page_do_not_import_agents():
     import subprocess
     import sys
 
-    code = "import sys, fzmj_env, fzmj_env.web.replay; assert 'agents' not in sys.modules, 'agents imported'"
+    code = "import sys, fzmj_env, fzmj.web.replay; assert 'agents' not in sys.modules, 'agents imported'"
     root = Path(__file__).resolve().parents[1]
     r = subprocess.run(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env={"PYTHONPATH": str(root)}
@@ -366,7 +366,7 @@ def test_the_env_core_and_the_replay_page_do_not_import_agents():
 
 def test_trainer_keeps_evaluation_records(tmp_path):
     """The trainer's hook (``eval_records``): each evaluation writes the learner's worst and best hands."""
-    from train.ppo_selfplay import main as train_main
+    from fzmj.train.ppo_selfplay import main as train_main
 
     root = Path(__file__).resolve().parents[1]
     sets = [

@@ -1,4 +1,4 @@
-"""The replay page and the play page in a real headless browser (issue 15).
+"""The replay page and the play page in a real headless browser.
 
 Chromium is Debian's ``chromium`` package (``.ci/run`` installs it), driven by Playwright for
 Python pointed at that executable: never ``playwright install``. Screenshots and the measured
@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fzmj.agents import make_agent
 
 import fzmj_env as F
-from agents import make_agent
-from fzmj_env.web import play as P
-from fzmj_env.web.play import play_agents
-from fzmj_env.web.replay import write_replay
+from fzmj.web import play as P
+from fzmj.web.play import play_agents
+from fzmj.web.replay import write_replay
 
 CHROMIUM = (
     os.environ.get("FZMJ_CHROMIUM")

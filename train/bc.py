@@ -12,7 +12,7 @@
    tables' games, never trained on) measures ``accuracy`` (argmax == teacher) and the losses.
 
 The trainer then evaluates the cloned policy against three copies of its teacher (duplicate
-deals, ``agents.evaluate``) before PPO starts and logs ``bc/*`` to TensorBoard.
+deals, ``fzmj.agents.evaluate``) before PPO starts and logs ``bc/*`` to TensorBoard.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
+from fzmj.agents import make_agent, reset_agent
+from fzmj.agents.policy import ActorCritic
 
-from agents import make_agent, reset_agent
-from agents.policy import ActorCritic
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.vector import VectorEnv
 
@@ -64,8 +64,14 @@ def collect_demonstrations(
     """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring)."""
     agent = make_agent(teacher)
     reset_agent(agent, seed)
-    env = VectorEnv(num_tables, rules=rules, seed=seed, hands_per_game=hands_per_game,
-                    reward_scale=reward_scale, num_threads=env_threads)
+    env = VectorEnv(
+        num_tables,
+        rules=rules,
+        seed=seed,
+        hands_per_game=hands_per_game,
+        reward_scale=reward_scale,
+        num_threads=env_threads,
+    )
     obs, mask, seat = env.reset()
     obs_shape = obs.shape[1:]
     # room for the decisions wanted plus the games still running when we stop (whole chains)
@@ -77,8 +83,15 @@ def collect_demonstrations(
         actions = np.asarray(agent.act(obs, mask), dtype=np.int64)
         # forced moves teach nothing: keep the decisions with a choice
         keep = tables[mask.sum(1) > 1]
-        buf.add(keep, seat[keep], torch.from_numpy(obs[keep]), torch.from_numpy(mask[keep]),
-                torch.from_numpy(actions[keep]), zeros[: len(keep)], zeros[: len(keep)])
+        buf.add(
+            keep,
+            seat[keep],
+            torch.from_numpy(obs[keep]),
+            torch.from_numpy(mask[keep]),
+            torch.from_numpy(actions[keep]),
+            zeros[: len(keep)],
+            zeros[: len(keep)],
+        )
         obs, mask, seat, _rewards, done, info = env.step(actions)
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
         if progress and buf.n >= next_print:
@@ -151,7 +164,9 @@ def behaviour_clone(
             for g in opt.param_groups:  # linear decay to a tenth
                 g["lr"] = lr * (1.0 - 0.9 * step / total)
             ce, value, _ = masked_cross_entropy(
-                policy, demos.obs.index_select(0, mb).to(dev), demos.mask.index_select(0, mb).to(dev),
+                policy,
+                demos.obs.index_select(0, mb).to(dev),
+                demos.mask.index_select(0, mb).to(dev),
                 demos.action[mb].to(dev),
             )
             v_loss = 0.5 * ((value - demos.ret[mb].to(dev)) ** 2).mean()
@@ -169,8 +184,11 @@ def behaviour_clone(
             log("bc/value_loss", stats["value_loss"], epoch)
             log("bc/loss", stats["ce"] + vf_coef * stats["value_loss"], epoch)
         if progress:
-            print(f"bc: epoch {epoch + 1}/{epochs} ce {stats['ce']:.4f} value loss {stats['value_loss']:.4f} "
-                  f"({time.perf_counter() - t0:.0f}s)", flush=True)
+            print(
+                f"bc: epoch {epoch + 1}/{epochs} ce {stats['ce']:.4f} value loss {stats['value_loss']:.4f} "
+                f"({time.perf_counter() - t0:.0f}s)",
+                flush=True,
+            )
     stats.update(holdout_metrics(policy, demos, test_idx))
     if log is not None:
         log("bc/accuracy", stats["accuracy"], epochs)
@@ -200,31 +218,54 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     copies of the teacher (``bc/score_vs_teacher``). Returns the BC statistics."""
     import dataclasses
 
-    from agents.evaluate import evaluate
-    from fzmj_env.core.features import with_hand_features
+    from fzmj.agents.evaluate import evaluate
+
+    from fzmj_env.features import with_hand_features
 
     from .checkpoint import save_checkpoint
 
     t0 = time.perf_counter()
     demos = collect_demonstrations(
-        args.bc_teacher, args.bc_decisions, num_tables=args.num_tables, seed=(args.seed * 7919 + 17) % 2**63,
-        rules=args.rules, hands_per_game=args.hands_per_game, reward_scale=args.reward_scale, gamma=args.gamma,
+        args.bc_teacher,
+        args.bc_decisions,
+        num_tables=args.num_tables,
+        seed=(args.seed * 7919 + 17) % 2**63,
+        rules=args.rules,
+        hands_per_game=args.hands_per_game,
+        reward_scale=args.reward_scale,
+        gamma=args.gamma,
     )
     if agent.hand_features:  # computed once here rather than at every epoch
-        planes = [torch.from_numpy(with_hand_features(demos.obs[i : i + 8192].numpy())) for i in range(0, len(demos), 8192)]
+        planes = [
+            torch.from_numpy(with_hand_features(demos.obs[i : i + 8192].numpy())) for i in range(0, len(demos), 8192)
+        ]
         demos.obs = torch.cat(planes)
     t_collect = time.perf_counter() - t0
     stats = behaviour_clone(
-        agent, demos, epochs=args.bc_epochs, batch_size=args.bc_batch_size, lr=args.bc_learning_rate,
-        vf_coef=args.vf_coef, seed=args.seed, log=writer.add_scalar,
+        agent,
+        demos,
+        epochs=args.bc_epochs,
+        batch_size=args.bc_batch_size,
+        lr=args.bc_learning_rate,
+        vf_coef=args.vf_coef,
+        seed=args.seed,
+        log=writer.add_scalar,
     )
     stats.update(decisions=len(demos), collect_seconds=t_collect, seconds=time.perf_counter() - t0)
     save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
-    line = (f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({t_collect:.0f}s), accuracy "
-            f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions")
+    line = (
+        f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({t_collect:.0f}s), accuracy "
+        f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
+    )
     if args.bc_eval_hands > 0:
-        res = evaluate([f"ppo:{path}", args.bc_teacher], hands=args.bc_eval_hands, seed=2_000_000 + args.seed,
-                       workers=args.eval_workers, progress=False, rules=args.rules)
+        res = evaluate(
+            [f"ppo:{path}", args.bc_teacher],
+            hands=args.bc_eval_hands,
+            seed=2_000_000 + args.seed,
+            workers=args.eval_workers,
+            progress=False,
+            rules=args.rules,
+        )
         me = res["agents"][f"ppo:{path}"]
         stats.update(score_vs_teacher=me["mean_score"], ci95_vs_teacher=me.get("ci95"))
         writer.add_scalar("bc/score_vs_teacher", me["mean_score"], 0)

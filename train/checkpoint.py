@@ -25,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-from agents.policy import (  # noqa: F401 (re-exported)
+from fzmj.agents.policy import (  # noqa: F401 (re-exported)
     FORMAT,
     VERSION,
     ActorCritic,
@@ -34,8 +33,9 @@ from agents.policy import (  # noqa: F401 (re-exported)
     load_policy,
     unreadable_checkpoint,
 )
-from fzmj_env.core.features import HF_NUM_PLANES, HF_VERSION
+
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
+from fzmj_env.features import HF_NUM_PLANES, HF_VERSION
 
 
 def rng_state(np_rng: np.random.Generator | None = None) -> dict:
@@ -86,9 +86,9 @@ def save_checkpoint(
         **extra,
     }
     bad = [k for k, v in data["model"].items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
-    if bad:  # never replace a good checkpoint by a poisoned one (issue 10)
+    if bad:  # never replace a good checkpoint by a poisoned one
         raise ValueError(f"refusing to save {path}: non-finite weights in {', '.join(bad[:3])}")
-    # a unique temporary name: two writers never share it (issue 10); removed if the write fails
+    # a unique temporary name: two writers never share it; removed if the write fails
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

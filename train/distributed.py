@@ -103,7 +103,7 @@ def launch(argv: list[str] | None) -> int | None:
     if "RANK" in os.environ:
         _usage_error("--nproc launches torchrun itself; under torchrun use its --nproc_per_node instead")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}"]
-    cmd += ["-m", "train.ppo_selfplay", *rest]
+    cmd += ["-m", "fzmj.train.ppo_selfplay", *rest]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     print("fzmj-train: " + " ".join(cmd[1:]), flush=True)

@@ -50,7 +50,10 @@ class DuplicateGroups:
     def seeds(self, groups: np.ndarray) -> np.ndarray:
         """Wall seed of the game each of ``groups`` plays now: one per table of the group (K copies)."""
         games = self.game[groups * self.K]
-        s = np.array([game_seed(np.uint64(self.base_seed), int(g), int(k)) for g, k in zip(groups, games)], dtype=np.uint64)
+        s = np.array(
+            [game_seed(np.uint64(self.base_seed), int(g), int(k)) for g, k in zip(groups, games, strict=True)],
+            dtype=np.uint64,
+        )
         return np.repeat(s, self.K)
 
     def first_seeds(self) -> np.ndarray:

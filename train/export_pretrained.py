@@ -1,8 +1,8 @@
 """Write a training checkpoint's policy as a small, shippable file (no optimizer, pool or RNG).
 
-    python -m train.export_pretrained runs/cpu_default/checkpoints/latest.pt [--out agents/pretrained/fzmj_pretrained.pt]
+    python -m fzmj.train.export_pretrained runs/cpu_default/checkpoints/latest.pt [--out agents/pretrained/fzmj_pretrained.pt]
 
-The result is an ordinary checkpoint (``agents.policy.load_policy`` reads it; ``ppo:PATH``
+The result is an ordinary checkpoint (``fzmj.agents.policy.load_policy`` reads it; ``ppo:PATH``
 plays it) that keeps the run's config, counters and any ``note`` given here.
 """
 
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from agents.policy import load_checkpoint, load_policy
+from fzmj.agents.policy import load_checkpoint, load_policy
 
 from .checkpoint import save_checkpoint
 
@@ -24,13 +24,18 @@ def export(src: str | Path, out: str | Path = DEFAULT_OUT, note: str = "") -> Pa
     data = load_checkpoint(src)
     policy = load_policy(src)
     return save_checkpoint(
-        out, policy, config=data.get("config"), update=data.get("update", 0),
-        global_step=data.get("global_step", 0), note=note, source=str(src),
+        out,
+        policy,
+        config=data.get("config"),
+        update=data.get("update", 0),
+        global_step=data.get("global_step", 0),
+        note=note,
+        source=str(src),
     )
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m train.export_pretrained", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m fzmj.train.export_pretrained", description=__doc__.splitlines()[0])
     p.add_argument("checkpoint")
     p.add_argument("--out", default=str(DEFAULT_OUT))
     p.add_argument("--note", default="")

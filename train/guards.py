@@ -1,4 +1,4 @@
-"""Guards of a training run (issue 10): non-finite losses and weights, network changes on resume,
+"""Guards of a training run: non-finite losses and weights, network changes on resume,
 and a clean stop on Ctrl-C. Small functions so the trainer's loop only gains a call per check.
 """
 

@@ -1,7 +1,7 @@
 """The trainer's networks: they live in ``agents/policy.py`` (shared with the agents that load
 checkpoints, which must not import ``train/``); re-exported here for the trainer's imports."""
 
-from agents.policy import (  # noqa: F401
+from fzmj.agents.policy import (  # noqa: F401
     ILLEGAL_LOGIT,
     OBS_SHAPE,
     ORACLE_SHAPE,

@@ -48,7 +48,7 @@ class OpponentPool:
         self.controller = np.full((num_tables, 4), LEARNER, dtype=np.int64)
         self.heuristic = None
         if prob > 0 and heuristic_frac > 0:
-            from agents import make_agent
+            from fzmj.agents import make_agent
 
             self.heuristic = make_agent(target)  # the target agent (opponent id 0)
         self.fixed: list[torch.nn.Module] = []  # frozen checkpoints (pool_paths), never replaced

@@ -1,6 +1,6 @@
 """Export a training run's curves from its TensorBoard event file to a PNG.
 
-    python -m train.plot_run runs/<run_name> docs/results/curve.png
+python -m fzmj.train.plot_run runs/<run_name> docs/results/curve.png
 """
 
 from __future__ import annotations

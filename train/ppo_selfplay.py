@@ -1,7 +1,7 @@
 """PPO self-play for Fuzhou Mahjong: one shared policy plays all four seats (CleanRL-style, one file).
 
     fzmj-train --config configs/ppo_default.yaml [--set key=value ...] [--resume CKPT]
-    fzmj-train --nproc N ...   (or torchrun ... -m train.ppo_selfplay ...): N ranks, train/distributed.py
+    fzmj-train --nproc N ...   (or torchrun ... -m fzmj.train.ppo_selfplay ...): N ranks, train/distributed.py
 
 Reading order: the config (``Args``), setup, then each update: rollout over the B tables of a
 ``VectorEnv`` (the policy is evaluated once per step for every table's acting seat), GAE along
@@ -39,9 +39,9 @@ from . import distributed
 from .bc import warm_start
 from .checkpoint import load_checkpoint, load_policy, rng_state, save_checkpoint, set_rng_state
 from .config import ConfigError, field_docs, from_dict, load_config, parse_override, to_yaml
+from .duplicate import DuplicateGroups
 from .guards import GracefulStop, NonFiniteError, check_finite_loss, check_finite_weights, network_changes
 from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
-from .duplicate import DuplicateGroups
 from .opponents import IDLE, LEARNER, OpponentPool
 from .run_dir import RunDirError, open_run_dir, resume_run_dir
 from .selfplay_buffer import SelfPlayBuffer
@@ -128,7 +128,7 @@ class Args:
     oracle_critic: bool = False
     """the critic also sees the oracle planes (hidden state); the policy never does"""
     hand_features: bool = False
-    """append the hand-feature planes (fzmj_env/core/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
+    """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
 
     # ---- warm start: behaviour cloning (train/bc.py) --------------------------------------------
     bc_decisions: int = 0
@@ -179,11 +179,11 @@ class Args:
     """hands per evaluation (against each of random and heuristic)"""
     eval_workers: int = 1
     """processes of the evaluator"""
-    eval_records: int = 0  # issue 15 hook
+    eval_records: int = 0  # hook:
     """game records kept per evaluation (the learner's worst and best hands, for fzmj-replay) under runs/<name>/records/ (0: none)"""
     save_every: int = 50
     """updates between two checkpoints (there is always one at the end)"""
-    # ---- league (issue 16) --------------------------------------------------------------------
+    # ---- league --------------------------------------------------------------------
     league_dir: str = ""
     """league folder: each evaluation checkpoint joins its roster (then `fzmj-league --dir` plays it); empty: off"""
 
@@ -222,8 +222,16 @@ class Args:
         for key in ("torch_threads", "env_threads", "eval_every", "pool_size", "seed"):
             check(getattr(self, key) >= 0, key, "expected a non-negative integer")
         check(self.duplicate_group >= 1, "duplicate_group", "expected a positive integer")
-        check(self.num_tables % self.duplicate_group == 0, "duplicate_group", f"expected a divisor of num_tables ({self.num_tables})")
-        check(self.duplicate_group == 1 or self.hands_per_game == 1, "duplicate_group", "duplicate groups need hands_per_game: 1")
+        check(
+            self.num_tables % self.duplicate_group == 0,
+            "duplicate_group",
+            f"expected a divisor of num_tables ({self.num_tables})",
+        )
+        check(
+            self.duplicate_group == 1 or self.hands_per_game == 1,
+            "duplicate_group",
+            "duplicate groups need hands_per_game: 1",
+        )
         check(self.dist_timeout > 0, "dist_timeout", "expected a positive number of seconds")
         check(len(self.hidden_sizes) >= 1 and min(self.hidden_sizes) >= 1, "hidden_sizes", "expected positive sizes")
         check(self.learning_rate > 0, "learning_rate", "expected a positive number")
@@ -232,19 +240,32 @@ class Args:
         check(1 <= self.pool_learner_seats <= 3, "pool_learner_seats", "expected 1, 2 or 3")
         check(self.target_kl is None or self.target_kl > 0, "target_kl", "expected a positive number or null")
         check(self.bc_decisions >= 0, "bc_decisions", "expected a non-negative integer")
-        check(self.bc_epochs >= 1 and self.bc_batch_size >= 1, "bc_epochs", "expected positive bc_epochs and bc_batch_size")
+        check(
+            self.bc_epochs >= 1 and self.bc_batch_size >= 1,
+            "bc_epochs",
+            "expected positive bc_epochs and bc_batch_size",
+        )
         check(self.bc_eval_hands >= 0, "bc_eval_hands", "expected a non-negative integer")
         check(self.teacher_coef >= 0, "teacher_coef", "expected a non-negative number")
         check(self.teacher_mode in ("kl", "ce"), "teacher_mode", "expected kl or ce")
         check(0.0 <= self.teacher_anneal <= 1.0, "teacher_anneal", "expected a number in [0, 1]")
         check(
-            not (self.teacher_coef > 0 and self.teacher_mode == "kl" and self.bc_decisions == 0 and not self.bc_checkpoint),
+            not (
+                self.teacher_coef > 0
+                and self.teacher_mode == "kl"
+                and self.bc_decisions == 0
+                and not self.bc_checkpoint
+            ),
             "teacher_mode",
             "kl needs a BC policy (bc_decisions > 0 or bc_checkpoint); use ce or set bc_decisions",
         )
         if self.bc_checkpoint and not Path(self.bc_checkpoint).is_file():
             raise ConfigError(f"bc_checkpoint: no such checkpoint {self.bc_checkpoint!r}")
-        check(not (self.bc_decisions > 0 and self.oracle_critic), "bc_decisions", "behaviour cloning does not support oracle_critic")
+        check(
+            not (self.bc_decisions > 0 and self.oracle_critic),
+            "bc_decisions",
+            "behaviour cloning does not support oracle_critic",
+        )
         self._check_hardening()
         try:
             load_rules(self.rules)
@@ -253,8 +274,8 @@ class Args:
         for i, path in enumerate(self.pool_paths):
             if not Path(path).is_file():
                 raise ConfigError(f"pool_paths[{i}]: no such checkpoint {path!r}")
-        if self.league_dir:  # issue 16: a league folder of other rules fails now, not at the first evaluation
-            from agents.league import check_league
+        if self.league_dir:  # a league folder of other rules fails now, not at the first evaluation
+            from fzmj.agents.league import check_league
 
             try:
                 check_league(self.league_dir, rules=self.rules)
@@ -262,7 +283,7 @@ class Args:
                 raise ConfigError(f"league_dir: {e}") from None
 
     def _check_hardening(self) -> None:
-        """Issue 10: finite numbers, values that fit the engine's int32 state, plain run names."""
+        """Finite numbers, values that fit the engine's int32 state, plain run names."""
         problems = hardening_problems(self)
         if problems:
             raise ConfigError(problems[0])
@@ -314,11 +335,15 @@ def pick_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device: {name} asked for, but no CUDA device is available (torch.cuda.is_available() is False)")
+        raise ConfigError(
+            f"device: {name} asked for, but no CUDA device is available (torch.cuda.is_available() is False)"
+        )
     try:
         dev = torch.device(name)
         if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ConfigError(f"device: {name} asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)")
+            raise ConfigError(
+                f"device: {name} asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)"
+            )
     except RuntimeError as e:
         raise ConfigError(f"device: {name!r} is not a device ({e})") from None
     return dev
@@ -333,16 +358,22 @@ def make_optimizer(agent: nn.Module, lr: float) -> torch.optim.Optimizer:
 
 
 def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int, records: Path | None = None) -> dict:
-    """Duplicate evaluation (``agents.evaluate``) of the checkpoint against three ``opponent`` seats.
+    """Duplicate evaluation (``fzmj.agents.evaluate``) of the checkpoint against three ``opponent`` seats.
 
     Returns the learner's entry: mean_score, ci95, win_rate, deal_in_rate, self_draw_rate, ...
     """
-    from agents.evaluate import evaluate
+    from fzmj.agents.evaluate import evaluate
 
     spec = f"ppo:{ckpt}"
     keep = {"save_records": str(records), "max_records": args.eval_records} if records and args.eval_records > 0 else {}
     result = evaluate(
-        [spec, opponent], hands=args.eval_hands, seed=seed, workers=args.eval_workers, progress=False, rules=args.rules, **keep
+        [spec, opponent],
+        hands=args.eval_hands,
+        seed=seed,
+        workers=args.eval_workers,
+        progress=False,
+        rules=args.rules,
+        **keep,
     )
     return result["agents"][spec]
 
@@ -350,7 +381,7 @@ def evaluate_checkpoint(ckpt: Path, opponent: str, args: Args, seed: int, record
 def parse_args(argv=None) -> tuple[Args, dict | None]:
     docs = field_docs(Args)
     keys = "\n".join(f"  {f.name} ({f.type}): {docs.get(f.name, '')}" for f in dataclasses.fields(Args))
-    parser = OneLineParser(  # usage errors: one line, exit 2 (issue 10)
+    parser = OneLineParser(  # usage errors: one line, exit 2
         prog="fzmj-train",
         description="PPO self-play for Fuzhou Mahjong (one policy, four seats).",
         epilog=f"config keys (YAML file or --set key=value):\n{keys}",
@@ -401,7 +432,7 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
 
 
 def resume_in_place(args: Args, ckpt: dict, ckpt_path: str, overridden: list[str]) -> None:
-    """On ``--resume`` (issue 10): the network cannot change, and the run continues in the
+    """On ``--resume``: the network cannot change, and the run continues in the
     checkpoint's own run folder (never where the checkpoint file's config says)."""
     changes = network_changes(ckpt.get("policy_spec", {}), args)
     if changes:
@@ -448,7 +479,7 @@ def main(argv=None) -> int:
     args.run_name = distributed.broadcast_object(args.run_name)  # [distributed] rank 0's clock names the run
     run_dir = Path(args.runs_dir) / args.run_name
     # before anything is compiled or allocated: a folder we cannot write, or that holds another
-    # run (or is in use by one), stops here (issue 10)
+    # run (or is in use by one), stops here
     lock = None
     if distributed.is_main():  # [distributed] rank 0 alone owns (and locks) the run folder
         try:
@@ -530,8 +561,14 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     B, T = args.num_tables, args.num_steps
 
     agent = ActorCritic(
-        args.network, args.hidden_sizes, args.res_channels, args.res_blocks, args.input_layer, args.oracle_critic,
-        obs_planes=OBS_SHAPE[0], hand_features=args.hand_features,
+        args.network,
+        args.hidden_sizes,
+        args.res_channels,
+        args.res_blocks,
+        args.input_layer,
+        args.oracle_critic,
+        obs_planes=OBS_SHAPE[0],
+        hand_features=args.hand_features,
     ).to(device)
     optimizer = make_optimizer(agent, args.learning_rate)
 
@@ -546,14 +583,20 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         if args.teacher_coef > 0 and args.teacher_mode == "kl" and (distributed.is_main() or resume is not None):
             teacher_policy = load_policy(bc_path, device).requires_grad_(False)
     if args.teacher_coef > 0 and args.teacher_mode == "ce":
-        from agents import make_agent
+        from fzmj.agents import make_agent
 
         teacher_agent = make_agent(args.bc_teacher)
 
     pool = None
     if args.pool_prob > 0:
         pool = OpponentPool(
-            B, args.pool_prob, args.pool_heuristic_frac, args.pool_size, args.pool_learner_seats, np_rng, device,
+            B,
+            args.pool_prob,
+            args.pool_heuristic_frac,
+            args.pool_size,
+            args.pool_learner_seats,
+            np_rng,
+            device,
             target=args.pool_target,
         )
         for path in args.pool_paths:
@@ -574,7 +617,12 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
 
     # room for a rollout plus the carried decisions: open ones, or (duplicate) whole unsettled games
     buffer = SelfPlayBuffer(
-        B, (T + 4) * B if dup is None else (T + 256) * B, (agent.in_planes, OBS_SHAPE[1]), NUM_ACTIONS, device, ORACLE_SHAPE if args.oracle_critic else None
+        B,
+        (T + 4) * B if dup is None else (T + 256) * B,
+        (agent.in_planes, OBS_SHAPE[1]),
+        NUM_ACTIONS,
+        device,
+        ORACLE_SHAPE if args.oracle_critic else None,
     )
     stats = HandStats()
     actions = np.zeros(B, dtype=np.int64)
@@ -614,7 +662,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
     if pool is not None:
         pool.assign(all_tables, group=K)
     start_time, start_step = time.time(), global_step
-    stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit (issue 10)
+    stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit
     latest = None
 
     for update in range(start_update, args.num_updates + 1):
@@ -741,7 +789,9 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
                         t_logp = teacher_policy.log_probs(mb_obs, mb_mask)
                         teacher_loss = (t_logp.exp() * (t_logp - logp_all)).sum(-1).mean()
                     else:
-                        t_act = teacher_agent.act(mb_obs[:, : OBS_SHAPE[0]].contiguous().cpu().numpy(), mb_mask.cpu().numpy())  # base planes
+                        t_act = teacher_agent.act(
+                            mb_obs[:, : OBS_SHAPE[0]].contiguous().cpu().numpy(), mb_mask.cpu().numpy()
+                        )  # base planes
                         t_act = torch.as_tensor(t_act, device=device).unsqueeze(1)
                         teacher_loss = -logp_all.gather(1, t_act).mean()
                     loss = loss + teacher_coef * teacher_loss
@@ -755,7 +805,7 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
             approx_kl = distributed.mean(approx_kl)  # [distributed] every rank stops its epochs alike
             if args.target_kl is not None and approx_kl > args.target_kl:
                 break
-        check_finite_weights(agent, update)  # the run stops here, before any save (issue 10)
+        check_finite_weights(agent, update)  # the run stops here, before any save
 
         y_pred = b_values[idx_all].cpu().numpy() if n_train else np.zeros(1)
         y_true = returns[idx_all].cpu().numpy() if n_train else np.zeros(1)
@@ -786,7 +836,9 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
         writer.add_scalar("losses/teacher_loss", teacher_loss.item(), global_step)
         writer.add_scalar("charts/teacher_coef", teacher_coef, global_step)
         if dup is not None:
-            writer.add_scalar("charts/duplicate_identical_share", dup.identical_groups / max(dup.groups_settled, 1), global_step)
+            writer.add_scalar(
+                "charts/duplicate_identical_share", dup.identical_groups / max(dup.groups_settled, 1), global_step
+            )
         if pool is not None and args.pool_snapshot_every and update % args.pool_snapshot_every == 0:
             pool.add_snapshot(agent)
 
@@ -797,14 +849,16 @@ def train(args: Args, resume: dict | None, run_dir: Path) -> int:
             latest = save(update)
         if do_eval and distributed.is_main():  # [distributed] rank 0 alone evaluates
             for opponent in ("random", "heuristic"):
-                records = run_dir / "records" / f"update_{update:06d}_vs_{opponent}"  # issue 15 hook: eval_records
-                res = evaluate_checkpoint(latest, opponent, args, seed=1_000_000 + args.seed, records=records)  # same walls each time
+                records = run_dir / "records" / f"update_{update:06d}_vs_{opponent}"  # hook: eval_records
+                res = evaluate_checkpoint(
+                    latest, opponent, args, seed=1_000_000 + args.seed, records=records
+                )  # same walls each time
                 latest_eval[opponent] = res
                 writer.add_scalar(f"eval/score_vs_{opponent}", res["mean_score"], global_step)
                 writer.add_scalar(f"eval/win_rate_vs_{opponent}", res["win_rate"], global_step)
-            # issue 16: the evaluation checkpoint joins the league's roster (nothing is played here)
+            # the evaluation checkpoint joins the league's roster (nothing is played here)
             if args.league_dir:
-                from agents.league import add_to_league
+                from fzmj.agents.league import add_to_league
 
                 tag = f"update_{update:06d}"
                 add_to_league(args.league_dir, f"ppo:{ckpt_dir / (tag + '.pt')}", f"{args.run_name}/{tag}", args.rules)

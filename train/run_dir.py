@@ -1,4 +1,4 @@
-"""Run folders of the trainer: plain names, no silent overwrite, one writer at a time (issue 10).
+"""Run folders of the trainer: plain names, no silent overwrite, one writer at a time.
 
 * A run name is a plain name (letters, digits, ``._-+=@``; no path separator, not ``.``/``..``):
   ``run_name=../../x`` or an absolute path cannot send files outside ``runs_dir``.

@@ -1,4 +1,4 @@
-"""Range checks of the training config beyond types (issue 10): every float finite and in range,
+"""Range checks of the training config beyond types: every float finite and in range,
 every integer small enough for the engine's int32 state and for this machine, plain run names.
 
 ``hardening_problems(args)`` lists what is wrong, one line per key (``key: expected ..., got ...``);

@@ -1,1 +1,1 @@
-"""The Numba rules engine: the only place where a rule of RULES.md lives."""
+"""The Numba rules engine: the only place where a rule of docs/rules.md lives."""

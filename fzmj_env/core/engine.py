@@ -369,7 +369,7 @@ def finish_draw(tb, wt):
 @njit(cache=True)
 def can_self_win(tb, wt, seat):
     """R9.1 shape, or 3 golds (三金倒, R11.3), on a hand of 3n+2 concealed tiles; under the
-    classic preset also the wrap-around 金坎 of a drawn gold (PRESETS.md P2)."""
+    classic preset also the wrap-around 金坎 of a drawn gold (docs/presets.md P2)."""
     m = tb.m
     gold = m[GOLD]
     if tb.hand[seat, gold] >= 3:
@@ -700,7 +700,7 @@ def next_draw(tb, wt, seat):
 
 @njit(cache=True)
 def update_swim(tb, wt, seat, kind):
-    """游金 after ``seat`` discarded ``kind`` (PRESETS.md P5): up a level (at most 3) when it
+    """游金 after ``seat`` discarded ``kind`` (docs/presets.md P5): up a level (at most 3) when it
     swam, its last draw was a gold and it discarded a gold keeping the shape; else level 1 if
     its hand has the shape, else 0. Call before LAST_DRAW is cleared."""
     m = tb.m

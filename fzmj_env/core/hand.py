@@ -1,4 +1,4 @@
-"""Win detection, waits, specials and shanten for concealed hands (RULES.md R5, R9, R11.3).
+"""Win detection, waits, specials and shanten for concealed hands (docs/rules.md R5, R9, R11.3).
 
 This module is the only place the winning-shape rule (R9.1) lives. It is table driven:
 
@@ -486,7 +486,7 @@ def is_idle_gold_counts(win_table, counts, gold):
 @njit(cache=True)
 def is_plain_win_counts(win_table, counts):
     """A 3n+2 hand wins with every tile read as its own kind (no wildcard: a "dead" gold, 死金,
-    PRESETS.md P2's 清一色 reading)."""
+    docs/presets.md P2's 清一色 reading)."""
     k0 = np.int64(0)
     k1 = np.int64(0)
     k2 = np.int64(0)
@@ -508,7 +508,7 @@ def gold_kan_neighbours(gold):
 
 @njit(cache=True)
 def is_gold_kan_counts(win_table, counts, gold):
-    """金坎 shape (PRESETS.md P2) of a 3n+2 concealed hand holding exactly one gold (the drawn
+    """金坎 shape (docs/presets.md P2) of a 3n+2 concealed hand holding exactly one gold (the drawn
     tile): both neighbours of the gold kind (wrapping around for ranks 1 and 9) are held, and
     the other tiles without those two and the gold form melds and a pair (no gold left)."""
     if counts[gold] != 1:
@@ -528,7 +528,7 @@ def is_gold_kan_counts(win_table, counts, gold):
 
 @njit(cache=True)
 def swims_counts(win_table, counts, gold):
-    """游金 shape (PRESETS.md P5) of a 3n+1 concealed hand: with one gold set aside, the other
+    """游金 shape (docs/presets.md P5) of a 3n+1 concealed hand: with one gold set aside, the other
     tiles (the other golds wild) form melds only, so any tile drawn wins."""
     g = np.int64(counts[gold])
     if g < 1:
@@ -655,7 +655,7 @@ def _key9_loop(flat, b):
 _key9 = _key9_word if sys.byteorder == "little" else _key9_loop
 
 
-# Row checks of is_win_batch, inside its own pass (issue 10: a separate numpy pass over the
+# Row checks of is_win_batch, inside its own pass (a separate numpy pass over the
 # batch cost ~10% of the throughput). A byte v is 0..4 iff no bit of 0xF8 is set in v or in
 # v + 3 (for v <= 7 the +3 cannot carry into the next byte; any v >= 8, or a negative int8, has
 # a 0xF8 bit already). The byte sum of a word of eight 0..4 counts is (w * 0x0101..01) >> 56.
@@ -671,8 +671,11 @@ def _row_ok_word(flat, b):
     w1 = _load_u64_unaligned(flat, b + 9)
     w2 = _load_u64_unaligned(flat, b + 18)
     # the 9th count of each suit, packed into one word's three low bytes
-    last = (np.uint64(np.uint8(flat[b + 8])) | (np.uint64(np.uint8(flat[b + 17])) << np.uint64(8))
-            | (np.uint64(np.uint8(flat[b + 26])) << np.uint64(16)))
+    last = (
+        np.uint64(np.uint8(flat[b + 8]))
+        | (np.uint64(np.uint8(flat[b + 17])) << np.uint64(8))
+        | (np.uint64(np.uint8(flat[b + 26])) << np.uint64(16))
+    )
     bad = (w0 | w1 | w2 | last | (w0 + _C3) | (w1 + _C3) | (w2 + _C3) | (last + _C3)) & _CF8
     n = ((w0 + w1 + w2 + last) * _ONES) >> np.uint64(56)  # each byte of the sum <= 16, the total <= 108: no carries
     return bad == 0 and n % np.uint64(3) == np.uint64(2)
@@ -846,7 +849,7 @@ def special_shapes(hand, gold) -> set[str]:
 
 
 def flush_specials(hand, gold, drawn_gold: bool = False) -> set[str]:
-    """Classic-preset shape specials (PRESETS.md P2) of a winning 3n+2 concealed hand with no
+    """Classic-preset shape specials (docs/presets.md P2) of a winning 3n+2 concealed hand with no
     exposed melds: ``"half_flush"`` (混一色), ``"full_flush"`` (清一色) and, when
     ``drawn_gold`` (the gold was just self-drawn onto a hand without golds), ``"gold_kan"``
     (金坎, wrap-around for gold ranks 1 and 9). For hands with melds, play the hand in
@@ -868,7 +871,7 @@ def flush_specials(hand, gold, drawn_gold: bool = False) -> set[str]:
 
 
 def swims(hand, gold) -> bool:
-    """Whether a 3n+1 concealed hand has the 游金 shape (PRESETS.md P5): one gold set aside, the
+    """Whether a 3n+1 concealed hand has the 游金 shape (docs/presets.md P5): one gold set aside, the
     rest (other golds wild) forms melds only, so any tile drawn wins."""
     c, g, _ = _checked(hand, gold, (1,), "swims")
     return bool(swims_counts(get_win_table(), c, g))

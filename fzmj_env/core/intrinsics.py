@@ -1,4 +1,4 @@
-"""Four small Numba intrinsics for the batch kernels' hot loops (issue 4). Each is a few lines
+"""Four small Numba intrinsics for the batch kernels' hot loops. Each is a few lines
 of LLVM IR; each is there because a measurement showed the plain Numba code paying for it.
 
 * ``borrow(a)``: a view of array ``a`` that the Numba runtime does not reference-count. Every
@@ -57,8 +57,9 @@ def prefetch(typingctx, arr, index, nbytes):
         base = builder.bitcast(start, _I8P)
         n = context.cast(builder, args[2], signature.args[2], types.intp)
         # llvmlite mangles the name for the pointer kind in use (llvm.prefetch.p0 or .p0i8)
-        fn = builder.module.declare_intrinsic("llvm.prefetch", [_I8P],
-                                              ir.FunctionType(ir.VoidType(), [_I8P, _I32, _I32, _I32]))
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [_I8P], ir.FunctionType(ir.VoidType(), [_I8P, _I32, _I32, _I32])
+        )
         with cgutils.for_range_slice(builder, intp(0), n, intp(CACHE_LINE)) as (offset, _):
             # (address, read, keep in all cache levels, data cache)
             builder.call(fn, [builder.gep(base, [offset]), _I32(0), _I32(3), _I32(1)])

@@ -1,4 +1,4 @@
-"""Scoring of a finished hand (R11, PRESETS.md P0–P5). Preset numbers and the scheme come from
+"""Scoring of a finished hand (R11, docs/presets.md P0–P5). Preset numbers and the scheme come from
 the rule slots of ``tb.m``: the default (P1) is the first branch, the presets' formulas follow."""
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def _flush_bits(tb, wt, winner, gold, kan):
 
 @njit(cache=True)
 def score_win(tb, wt, winner, win_type, discarder):
-    """Fill the result slots and ``tb.points`` for a win (R11.2–R11.4; PRESETS.md per scheme)."""
+    """Fill the result slots and ``tb.points`` for a win (R11.2–R11.4; docs/presets.md per scheme)."""
     m = tb.m
     gold = m[GOLD]
     hand = tb.hand[winner]
@@ -232,7 +232,7 @@ def _score_preset(tb, wt, winner, win_type, discarder, bits, fp, golds, scheme):
     self_like = win_type != WT_DISCARD
     no_fk = (bits >> SP_NO_FLOWER) & 1 == 1  # no flower and no kong
     if scheme == SCHEME_CLASSIC:  # P2
-        kan = (win_type == WT_SELF_DRAW and m[LAST_DRAW] == gold and is_gold_kan_counts(wt, hand, gold))
+        kan = win_type == WT_SELF_DRAW and m[LAST_DRAW] == gold and is_gold_kan_counts(wt, hand, gold)
         if kan:
             bits |= 1 << SP_GOLD_KAN
         if kan or golds >= 3 or is_win_counts(wt, hand, gold):

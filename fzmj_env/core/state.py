@@ -58,7 +58,7 @@ RES_HAND_NO = 34  # hand number, dealer and streak of the last finished hand
 RES_DEALER = 35
 RES_STREAK = 36
 N_SPECIALS = 10
-SPECIALS_COUNTED = 37  # bit set of the specials whose value was paid (PRESETS.md P0)
+SPECIALS_COUNTED = 37  # bit set of the specials whose value was paid (docs/presets.md P0)
 RES_SPECIAL_VALUES = 38  # N_SPECIALS slots: each listed special's value under the preset (P0)
 # rule parameters (R6, R11) copied in from the preset at reset, so kernels need no extra argument
 R_RESERVE_BASE = RES_SPECIAL_VALUES + N_SPECIALS  # 48
@@ -72,7 +72,7 @@ R_KONG_EXPOSED_PTS = R_RESERVE_BASE + 7
 R_KONG_CONCEALED_PTS = R_RESERVE_BASE + 8
 R_SPECIAL_VALUES = R_RESERVE_BASE + 9  # N_SPECIALS consecutive slots, one per SPECIAL_* bit (-1: not a
 #                                        special of this preset)
-# preset branches (PRESETS.md P1-P5): which scoring/rule scheme the table plays, and its numbers
+# preset branches (docs/presets.md P1-P5): which scoring/rule scheme the table plays, and its numbers
 R_SCHEME = R_SPECIAL_VALUES + N_SPECIALS  # one of the SCHEME_* values
 R_LOSS_CAP = R_SCHEME + 1  # P4: most a seat loses in one hand (0 = no cap)
 R_SPECIAL_BONUS = R_SCHEME + 2  # P3: +10 to 抢金/三金倒/金雀 when the winner has no flower, no kong
@@ -80,7 +80,7 @@ R_DISCARD_BONUS = R_SCHEME + 3  # P5: d = 1 for a discard win
 R_SWIM_MULT = R_SCHEME + 4  # P5: 3 slots, multipliers for swim levels 1, 2, 3
 NUM_SCALARS = R_SCHEME + 7
 
-# rule schemes (PRESETS.md): the branches of the one core
+# rule schemes (docs/presets.md): the branches of the one core
 SCHEME_LIANZHONG, SCHEME_CLASSIC, SCHEME_LIANZHONG_2, SCHEME_BIANFENG, SCHEME_HOME = range(5)
 SCHEME_NAMES = ("lianzhong", "classic", "lianzhong-2", "bianfeng", "home")
 MAX_SWIM = 3  # P5: 单游, 双游, 三游
@@ -158,8 +158,18 @@ SPECIAL_NAMES = (
     "full_flush",  # 清一色 (P2)
     "gold_kan",  # 金坎 (P2)
 )
-(SP_HEAVENLY, SP_ROB_GOLD, SP_NO_FLOWER, SP_ONE_FLOWER, SP_THREE_GOLDS, SP_GOLDEN_PAIR, SP_GOLDEN_DRAGON,
- SP_HALF_FLUSH, SP_FULL_FLUSH, SP_GOLD_KAN) = range(10)
+(
+    SP_HEAVENLY,
+    SP_ROB_GOLD,
+    SP_NO_FLOWER,
+    SP_ONE_FLOWER,
+    SP_THREE_GOLDS,
+    SP_GOLDEN_PAIR,
+    SP_GOLDEN_DRAGON,
+    SP_HALF_FLUSH,
+    SP_FULL_FLUSH,
+    SP_GOLD_KAN,
+) = range(10)
 
 # ---- action layout (public API, README) ------------------------------------------------------
 NUM_ACTIONS = 62

@@ -1,4 +1,4 @@
-"""Rule presets as data (R13, PRESETS.md P1–P5): one YAML file per preset, validated on load.
+"""Rule presets as data (R13, docs/presets.md P1–P5): one YAML file per preset, validated on load.
 
 Each file names a ``scheme`` (the branch of the one Numba rules core it plays: ``lianzhong``,
 ``classic``, ``lianzhong-2``, ``bianfeng``, ``home``) and the numbers of that scheme. The
@@ -18,17 +18,17 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..core import state as S
+from ..core import state
 
 DEFAULT_RULES = "fuzhou-lianzhong"
 PRESET_DIR = Path(__file__).parent
 
 _RESERVE = {"base": int, "exposed_kong": int, "concealed_kong": int, "flower_set": int}
 _KONG = {"exposed": int, "concealed": int}
-# specials each scheme knows (PRESETS.md); the others are not specials of that preset
+# specials each scheme knows (docs/presets.md); the others are not specials of that preset
 _SPECIALS = {
-    "lianzhong": S.SPECIAL_NAMES[:7],  # P1 = R11.3
-    "classic": S.SPECIAL_NAMES,  # P2: + half_flush, full_flush, gold_kan
+    "lianzhong": state.SPECIAL_NAMES[:7],  # P1 = R11.3
+    "classic": state.SPECIAL_NAMES,  # P2: + half_flush, full_flush, gold_kan
     "lianzhong-2": ("rob_gold", "no_flower_no_kong", "three_golds", "golden_pair"),  # P3
     "bianfeng": ("rob_gold", "no_flower_no_kong", "three_golds", "golden_pair"),  # P4
     "home": ("heavenly", "rob_gold", "three_golds"),  # P5: listed, worth 0
@@ -97,9 +97,12 @@ def _validate(data, schema, where: str, optional=()) -> None:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise RulesError(f"{path}: expected a non-negative integer, got {value!r}")
         elif sub is list:
-            if not (isinstance(value, list) and len(value) == S.MAX_SWIM
-                    and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)):
-                raise RulesError(f"{path}: expected a list of {S.MAX_SWIM} non-negative integers, got {value!r}")
+            if not (
+                isinstance(value, list)
+                and len(value) == state.MAX_SWIM
+                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+            ):
+                raise RulesError(f"{path}: expected a list of {state.MAX_SWIM} non-negative integers, got {value!r}")
         elif not isinstance(value, sub):
             raise RulesError(f"{path}: expected {sub.__name__}, got {value!r}")
 
@@ -109,8 +112,8 @@ def validate_rules(data, where: str = "rules") -> None:
     if not isinstance(data, dict):
         raise RulesError(f"{where}: expected a mapping, got {type(data).__name__}")
     scheme = data.get("scheme", "lianzhong")
-    if scheme not in S.SCHEME_NAMES:
-        raise RulesError(f"{where}.scheme: unknown scheme {scheme!r} (one of {', '.join(S.SCHEME_NAMES)})")
+    if scheme not in state.SCHEME_NAMES:
+        raise RulesError(f"{where}.scheme: unknown scheme {scheme!r} (one of {', '.join(state.SCHEME_NAMES)})")
     _validate(data, _schema(scheme), where, optional=("scheme",))
 
 
@@ -118,27 +121,27 @@ def _params(data: dict) -> np.ndarray:
     scheme = data.get("scheme", "lianzhong")
     r, sc = data["reserve"], data["scoring"]
     values = {
-        S.R_RESERVE_BASE: r["base"],
-        S.R_RESERVE_EXPOSED_KONG: r["exposed_kong"],
-        S.R_RESERVE_CONCEALED_KONG: r["concealed_kong"],
-        S.R_RESERVE_FLOWER_SET: r["flower_set"],
-        S.R_BASE: sc["base"],
-        S.R_MULT: sc["multiplier"],
-        S.R_FLOWER_SET_BONUS: sc.get("flower_set_bonus", 0),
-        S.R_KONG_EXPOSED_PTS: sc["kong_points"]["exposed"],
-        S.R_KONG_CONCEALED_PTS: sc["kong_points"]["concealed"],
-        S.R_SCHEME: S.SCHEME_NAMES.index(scheme),
-        S.R_LOSS_CAP: sc.get("loss_cap", 0),
-        S.R_SPECIAL_BONUS: sc.get("special_bonus", 0),
-        S.R_DISCARD_BONUS: sc.get("discard_bonus", 0),
+        state.R_RESERVE_BASE: r["base"],
+        state.R_RESERVE_EXPOSED_KONG: r["exposed_kong"],
+        state.R_RESERVE_CONCEALED_KONG: r["concealed_kong"],
+        state.R_RESERVE_FLOWER_SET: r["flower_set"],
+        state.R_BASE: sc["base"],
+        state.R_MULT: sc["multiplier"],
+        state.R_FLOWER_SET_BONUS: sc.get("flower_set_bonus", 0),
+        state.R_KONG_EXPOSED_PTS: sc["kong_points"]["exposed"],
+        state.R_KONG_CONCEALED_PTS: sc["kong_points"]["concealed"],
+        state.R_SCHEME: state.SCHEME_NAMES.index(scheme),
+        state.R_LOSS_CAP: sc.get("loss_cap", 0),
+        state.R_SPECIAL_BONUS: sc.get("special_bonus", 0),
+        state.R_DISCARD_BONUS: sc.get("discard_bonus", 0),
     }
-    for i, v in enumerate(sc.get("swim_multipliers", [0] * S.MAX_SWIM)):
-        values[S.R_SWIM_MULT + i] = v
-    for i, name in enumerate(S.SPECIAL_NAMES):  # -1: not a special of this preset
-        values[S.R_SPECIAL_VALUES + i] = sc["specials"].get(name, -1)
-    out = np.zeros(S.NUM_SCALARS - S.R_RESERVE_BASE, dtype=np.int32)
+    for i, v in enumerate(sc.get("swim_multipliers", [0] * state.MAX_SWIM)):
+        values[state.R_SWIM_MULT + i] = v
+    for i, name in enumerate(state.SPECIAL_NAMES):  # -1: not a special of this preset
+        values[state.R_SPECIAL_VALUES + i] = sc["specials"].get(name, -1)
+    out = np.zeros(state.NUM_SCALARS - state.R_RESERVE_BASE, dtype=np.int32)
     for slot, v in values.items():
-        out[slot - S.R_RESERVE_BASE] = v
+        out[slot - state.R_RESERVE_BASE] = v
     return out
 
 
@@ -164,7 +167,9 @@ def load_rules(rules: str | Path | Rules = DEFAULT_RULES) -> Rules:
     if not (text.endswith((".yaml", ".yml")) and path.exists()):
         path = PRESET_DIR / f"{text}.yaml"
         if text.endswith((".yaml", ".yml")) or not path.exists():
-            raise RulesError(f"unknown rule preset {text!r} (no such preset or file); available: {', '.join(available_rules())}")
+            raise RulesError(
+                f"unknown rule preset {text!r} (no such preset or file); available: {', '.join(available_rules())}"
+            )
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

@@ -1,4 +1,4 @@
-"""Ray RLlib adapter (issue 13): the turn-based MultiAgentEnv contract (acting seat only, all four
+"""Ray RLlib adapter: the turn-based MultiAgentEnv contract (acting seat only, all four
 at the end, every seat's reward even if it never acted), RLlib's own env check, and the
 self-play example: PPO iterations on a local Ray with 0 remote env runners, league snapshots,
 evaluation through fzmj-eval's library call.
@@ -21,9 +21,9 @@ from fzmj_env.encode import NUM_CHANNELS
 
 pytest.importorskip("ray.rllib", reason="ray[rllib] not installed (pip install fzmj[rllib]; CI: own venv in .ci/run)")
 
+from fzmj.integrations.rllib import FzmjMultiAgentEnv  # noqa: E402
 from fzmj_env import Game  # noqa: E402
 from fzmj_env.actions import A_HU, A_PASS  # noqa: E402
-from fzmj_env.integrations.rllib import FzmjMultiAgentEnv  # noqa: E402
 from fzmj_env.scenario import make_wall  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,10 @@ def test_heavenly_win_every_seat_gets_its_reward_after_one_acknowledgement():
     env = FzmjMultiAgentEnv({"reward_scale": 0.5})
     obs, info = env.reset(options={"wall": wall, "dealer": 0})
     assert list(obs) == ["player_0"] and obs["player_0"]["action_mask"][A_HU] == 1.0
-    assert obs["player_0"]["observations"].shape == (NUM_CHANNELS * 27,) and obs["player_0"]["observations"].dtype == np.float32
+    assert (
+        obs["player_0"]["observations"].shape == (NUM_CHANNELS * 27,)
+        and obs["player_0"]["observations"].dtype == np.float32
+    )
     obs, rew, term, trunc, info = env.step({"player_0": A_HU})
     # the three seats that never acted are asked once, pass only, so RLlib records them
     assert sorted(obs) == AGENTS[1:] and not term["__all__"]
@@ -96,9 +99,26 @@ def test_bad_env_config_raises():
 
 def test_selfplay_example_one_ppo_iteration_local_ray_no_remote_workers():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "rllib_selfplay.py"), "--iterations", "2", "--snapshot-every", "1",
-         "--batch", "400", "--num-env-runners", "0", "--num-cpus", "2", "--eval-hands", "8"],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        [
+            sys.executable,
+            str(ROOT / "examples" / "rllib_selfplay.py"),
+            "--iterations",
+            "2",
+            "--snapshot-every",
+            "1",
+            "--batch",
+            "400",
+            "--num-env-runners",
+            "0",
+            "--num-cpus",
+            "2",
+            "--eval-hands",
+            "8",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
         env={**os.environ, "PYTHONPATH": str(ROOT), "RAY_AUTH_MODE": "disabled"},
     )
     assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-3000:])

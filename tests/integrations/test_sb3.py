@@ -1,4 +1,4 @@
-"""Stable-Baselines3 / sb3-contrib on ``SingleSeatEnv`` (issue 13): SB3's ``check_env``, and
+"""Stable-Baselines3 / sb3-contrib on ``SingleSeatEnv``: SB3's ``check_env``, and
 MaskablePPO training a few hundred steps without one illegal action; the example end to end.
 
 Needs ``stable-baselines3`` and ``sb3-contrib`` (``pip install fzmj[sb3]``; CI installs them)."""
@@ -24,14 +24,16 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
-from fzmj_env.integrations.gymnasium import SingleSeatEnv  # noqa: E402
-from fzmj_env.integrations.sb3 import SB3Agent  # noqa: E402
+from fzmj.integrations.gymnasium import SingleSeatEnv  # noqa: E402
+from fzmj.integrations.sb3 import SB3Agent  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"obs_dtype": "float32", "flatten": True, "seat": "rotate"},
-                                    {"mask_in_obs": True, "obs_dtype": "float32"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"obs_dtype": "float32", "flatten": True, "seat": "rotate"}, {"mask_in_obs": True, "obs_dtype": "float32"}],
+)
 def test_sb3_check_env(kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -59,11 +61,16 @@ class CountIllegal(gymnasium.Wrapper):
 
 
 def test_maskable_ppo_trains_without_illegal_actions():
-    envs = [CountIllegal(SingleSeatEnv(opponents="heuristic", seat="rotate", obs_dtype="float32", flatten=True,
-                                       reward_scale=0.05)) for _ in range(2)]
+    envs = [
+        CountIllegal(
+            SingleSeatEnv(opponents="heuristic", seat="rotate", obs_dtype="float32", flatten=True, reward_scale=0.05)
+        )
+        for _ in range(2)
+    ]
     vec = DummyVecEnv([lambda e=e: e for e in envs])
-    model = MaskablePPO("MlpPolicy", vec, n_steps=128, batch_size=64, n_epochs=2, seed=0,
-                        policy_kwargs={"net_arch": [64]}, verbose=0)
+    model = MaskablePPO(
+        "MlpPolicy", vec, n_steps=128, batch_size=64, n_epochs=2, seed=0, policy_kwargs={"net_arch": [64]}, verbose=0
+    )
     model.learn(total_timesteps=512)
     assert sum(e.steps for e in envs) >= 512
     assert sum(e.illegal for e in envs) == 0
@@ -76,9 +83,21 @@ def test_maskable_ppo_trains_without_illegal_actions():
 
 def test_sb3_example_runs():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "sb3_maskable_ppo.py"), "--timesteps", "256", "--hands", "16",
-         "--n-envs", "2"],
-        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300,
+        [
+            sys.executable,
+            str(ROOT / "examples" / "sb3_maskable_ppo.py"),
+            "--timesteps",
+            "256",
+            "--hands",
+            "16",
+            "--n-envs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "points/hand" in out.stdout and "illegal choices replaced: 0" in out.stdout

@@ -1,4 +1,4 @@
-"""Tianshou on fzmj (issue 13): its ``PettingZooEnv`` over the AEC env with ``info="numeric"``
+"""Tianshou on fzmj: its ``PettingZooEnv`` over the AEC env with ``info="numeric"``
 and a collector over ``SingleSeatEnv`` that fills a replay buffer and runs a DQN update; the
 example end to end. Needs ``tianshou`` (CI installs it)."""
 
@@ -25,7 +25,7 @@ from tianshou.env import DummyVectorEnv, PettingZooEnv  # noqa: E402
 from tianshou.utils.net.common import Net  # noqa: E402
 
 import fzmj_env  # noqa: E402
-from fzmj_env.integrations.tianshou import TianshouAgent, make_env  # noqa: E402
+from fzmj.integrations.tianshou import TianshouAgent, make_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,8 +44,17 @@ def test_pettingzoo_env_with_numeric_infos_fills_a_buffer():
     while n < 2000:
         act = int(rng.choice(np.flatnonzero(obs["mask"])))
         obs_next, rew, term, trunc, info = env.step(act)
-        buf.add(Batch(obs=obs, act=act, rew=np.asarray(rew, dtype=np.float32), terminated=term, truncated=trunc,
-                      obs_next=obs_next, info=info))
+        buf.add(
+            Batch(
+                obs=obs,
+                act=act,
+                rew=np.asarray(rew, dtype=np.float32),
+                terminated=term,
+                truncated=trunc,
+                obs_next=obs_next,
+                info=info,
+            )
+        )
         hand_ends += int(info["hand_over"])
         n += 1
         obs = obs_next
@@ -89,9 +98,21 @@ def test_collect_and_update_dqn():
 
 def test_tianshou_example_runs():
     out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "tianshou_dqn.py"), "--timesteps", "300", "--hands", "16",
-         "--n-envs", "2"],
-        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300,
+        [
+            sys.executable,
+            str(ROOT / "examples" / "tianshou_dqn.py"),
+            "--timesteps",
+            "300",
+            "--hands",
+            "16",
+            "--n-envs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "points/hand" in out.stdout

@@ -3,7 +3,7 @@
 ``SingleSeatEnv`` already is what SB3 needs (a ``gymnasium.Env`` with ``action_masks()`` for
 sb3-contrib's ``MaskablePPO``); :func:`make_vec_env` builds SB3's vectorised form of it, and
 :class:`SB3Agent` turns a trained model into an ``agents.Agent`` so that
-``agents.evaluate.evaluate`` (``fzmj-eval``'s library call) plays it in the duplicate format.
+``fzmj.agents.evaluate.evaluate`` (``fzmj-eval``'s library call) plays it in the duplicate format.
 SB3 is not a dependency of fzmj: ``pip install fzmj[sb3]`` (tested: 2.9.2).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import Agent, as_batch
+from fzmj.agents import Agent, as_batch
 
 from .gymnasium import SingleSeatEnv
 
@@ -34,8 +34,9 @@ class SB3Agent(Agent):
     legal action (counted in ``illegal_replaced``, so an evaluation can report it).
     """
 
-    def __init__(self, model, name: str = "sb3", flatten: bool = True, obs_dtype: str = "float32",
-                 deterministic: bool = True):
+    def __init__(
+        self, model, name: str = "sb3", flatten: bool = True, obs_dtype: str = "float32", deterministic: bool = True
+    ):
         self.model = model
         self.name = name
         self.flatten = flatten

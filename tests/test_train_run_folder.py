@@ -1,4 +1,4 @@
-"""Issue 10, class 3: runs overwritten or written outside their folder.
+"""runs overwritten or written outside their folder.
 
 A fresh run into a folder that holds a run is refused unless ``--overwrite`` is given (then the
 old run's checkpoints and events are removed first); a run folder is locked while a run writes
@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from train.checkpoint import load_checkpoint, load_policy, save_checkpoint
-from train.config import ConfigError, load_config
-from train.model import ActorCritic
-from train.ppo_selfplay import Args, main, parse_args
-from train.run_dir import RunDirError, RunLock, check_run_name, open_run_dir, resume_run_dir
+from fzmj.train.checkpoint import load_checkpoint, load_policy, save_checkpoint
+from fzmj.train.config import ConfigError, load_config
+from fzmj.train.model import ActorCritic
+from fzmj.train.ppo_selfplay import Args, main, parse_args
+from fzmj.train.run_dir import RunDirError, RunLock, check_run_name, open_run_dir, resume_run_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -31,7 +30,9 @@ TINY = [
 
 
 # ---- run names ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["../../x", "/tmp/x", "a/b", "a\\b", ".", "..", "", ".hidden", "-rf", "a\x00b", "x" * 201])
+@pytest.mark.parametrize(
+    "name", ["../../x", "/tmp/x", "a/b", "a\\b", ".", "..", "", ".hidden", "-rf", "a\x00b", "x" * 201]
+)
 def test_run_names_must_be_plain(name):
     with pytest.raises(RunDirError, match="not a plain name"):
         check_run_name(name)
@@ -82,7 +83,7 @@ def test_an_empty_or_new_folder_is_fine(tmp_path):
 
 def test_fzmj_train_twice_with_the_same_name_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
     """The issue's example: running the README quickstart twice mixed both runs' files."""
-    import train.ppo_selfplay as T
+    import fzmj.train.ppo_selfplay as T
 
     _fake_run(tmp_path / "quickstart")
 
@@ -111,7 +112,7 @@ def test_a_run_folder_is_locked_while_a_run_writes(tmp_path):
 def test_temporary_checkpoint_names_are_unique_and_cleaned_up(tmp_path, monkeypatch):
     policy = ActorCritic("mlp", [8])
     path = save_checkpoint(tmp_path / "latest.pt", policy, update=1)
-    import train.checkpoint as C
+    import fzmj.train.checkpoint as C
 
     seen = []
     real_mkstemp = C.tempfile.mkstemp

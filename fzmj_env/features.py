@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..encode import (
+from .core.hand import get_shanten_table, get_win_table, wait_mask_counts
+from .encode import (
     P_CLAIM_TILE,
     P_GOLD_KIND,
     P_HAND,
@@ -28,7 +29,6 @@ from ..encode import (
     S_MELD,
     SEAT_PLANES,
 )
-from .hand import get_shanten_table, get_win_table, wait_mask_counts
 
 _NONE = 1000  # "no value yet" shanten
 _POW5 = np.array([5**i for i in range(9)], dtype=np.int64)  # a suit key is sum(count_i * 5**i)
@@ -325,8 +325,6 @@ def _best_discard(st, w, gold, mk, use_mask):
     return best_k
 
 
-
-
 # ==== hand-feature planes ==========================================================================
 # An optional block of HF_NUM_PLANES binary planes (27 columns, the suit kinds) appended after the
 # base observation planes (``docs/observation.md``, "Hand-feature planes"). The network sees
@@ -374,9 +372,15 @@ def hf_plane_names() -> list[tuple[str, str]]:
         ("hf_accept", "3n+1 hand: drawing kind j (unseen copies left) lowers the shanten"),
         ("hf_accept_count", "3n+1 hand: thermometer, column j = 1 when the unseen tiles that lower the shanten > 2j"),
         ("hf_waits", "3n+1 hand: adding kind j wins (R9.1 shape, golds wild; a kind all in sight included)"),
-        ("hf_claim_better", "claim window: col 0 peng, 1/2/3 chi with the discard low/mid/high, 4 exposed kong: "
-                            "lowers the shanten (after the best discard), if legal"),
-        ("hf_claim_equal", "claim window, same columns: keeps the shanten with a larger acceptance (kong: not smaller)"),
+        (
+            "hf_claim_better",
+            "claim window: col 0 peng, 1/2/3 chi with the discard low/mid/high, 4 exposed kong: "
+            "lowers the shanten (after the best discard), if legal",
+        ),
+        (
+            "hf_claim_equal",
+            "claim window, same columns: keeps the shanten with a larger acceptance (kong: not smaller)",
+        ),
         ("hf_disc_gp_best", "3n+2 hand: discarding kind k leaves the lowest reachable 金雀 shanten (golds excluded)"),
         ("hf_disc_gp_next", "3n+2 hand: discarding kind k leaves that lowest 金雀 shanten + 1"),
     ]

@@ -15,23 +15,23 @@ from __future__ import annotations
 
 import json
 
-from ..actions import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, action_name
-from ..core import state as S
-from ..core.hand import is_idle_gold_counts
-from ..game import Game
-from ..record import RecordError, replay
-from ..rules import Rules
-from ..tiles import kind_name
+from fzmj_env.actions import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, action_name
+from fzmj_env.core import state
+from fzmj_env.core.hand import is_idle_gold_counts
+from fzmj_env.game import Game
+from fzmj_env.record import RecordError, replay
+from fzmj_env.rules import Rules
+from fzmj_env.tiles import kind_name
 
 # Option bits of a seat in a claim window (core/state.py OPT_*) -> the action each offers.
 _OPT_ACTIONS = (
-    (S.OPT_HU, A_HU),
-    (S.OPT_ROB, A_ROB),
-    (S.OPT_KONG, A_KONG),
-    (S.OPT_PENG, A_PENG),
-    (S.OPT_CHI_LOW, A_CHI_LOW),
-    (S.OPT_CHI_MID, A_CHI_MID),
-    (S.OPT_CHI_HIGH, A_CHI_HIGH),
+    (state.OPT_HU, A_HU),
+    (state.OPT_ROB, A_ROB),
+    (state.OPT_KONG, A_KONG),
+    (state.OPT_PENG, A_PENG),
+    (state.OPT_CHI_LOW, A_CHI_LOW),
+    (state.OPT_CHI_MID, A_CHI_MID),
+    (state.OPT_CHI_HIGH, A_CHI_HIGH),
 )
 
 
@@ -56,11 +56,11 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
     """
     v = game.view
     m = v.m
-    phase = int(m[S.PHASE])
+    phase = int(m[state.PHASE])
     actor = game.seat
-    gold = int(m[S.GOLD])
-    cur = int(m[S.CUR])
-    claim_open = phase == S.PH_CLAIM
+    gold = int(m[state.GOLD])
+    cur = int(m[state.CUR])
+    claim_open = phase == state.PH_CLAIM
     seats = []
     for s in range(4):
         hand = v.hand[s]
@@ -69,9 +69,9 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
         melds = []
         for j in range(int(v.n_melds[s])):
             mtype, kind, taken, src = (int(x) for x in v.meld[s, j])
-            if mtype == S.MELD_CONCEALED_KONG and not visible and phase != S.PH_OVER:
+            if mtype == state.MELD_CONCEALED_KONG and not visible and phase != state.PH_OVER:
                 kind = -1  # which kind a concealed kong holds is private until the hand ends (R12)
-            melds.append([S.MELD_NAMES[mtype], kind, taken, src])
+            melds.append([state.MELD_NAMES[mtype], kind, taken, src])
         seat = {
             "n_hand": n_tiles,
             "hand": [k for k in range(27) for _ in range(int(hand[k]))] if visible else None,
@@ -84,16 +84,16 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
             "idle_gold": bool(is_idle_gold_counts(game.win_table, hand, gold))
             if visible and n_tiles % 3 == 1
             else None,
-            "last_draw": int(m[S.LAST_DRAW])
-            if visible and s == cur and phase == S.PH_TURN and m[S.LAST_DRAW] >= 0
+            "last_draw": int(m[state.LAST_DRAW])
+            if visible and s == cur and phase == state.PH_TURN and m[state.LAST_DRAW] >= 0
             else None,
         }
         seats.append(seat)
     claim = None
     if claim_open:
-        pos = int(m[S.ASK_POS])
+        pos = int(m[state.ASK_POS])
         asked = []
-        for j in range(int(m[S.N_ASK])):
+        for j in range(int(m[state.N_ASK])):
             s = int(v.ask[j])
             if view is not None and view != s:
                 continue  # that a seat is asked at all tells it holds an option: private (R12)
@@ -106,27 +106,27 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
                 }
             )
         claim = {
-            "tile": int(m[S.CLAIM_TILE]),
-            "from": int(m[S.CLAIM_FROM]),
-            "rob": bool(m[S.ROB_WINDOW]),
+            "tile": int(m[state.CLAIM_TILE]),
+            "from": int(m[state.CLAIM_FROM]),
+            "rob": bool(m[state.ROB_WINDOW]),
             "asked": asked,
         }
     base = start_scores or [0, 0, 0, 0]
     legal = game.legal_actions if actor >= 0 and (view is None or view == actor) else None
     return {
-        "hand": int(m[S.HAND_NO]),
-        "phase": S.PHASE_NAMES[phase],
+        "hand": int(m[state.HAND_NO]),
+        "phase": state.PHASE_NAMES[phase],
         "actor": actor if actor >= 0 else None,
         "cur": cur if cur >= 0 else None,
-        "dealer": int(m[S.DEALER]),
-        "streak": int(m[S.STREAK]),
+        "dealer": int(m[state.DEALER]),
+        "streak": int(m[state.STREAK]),
         "gold": gold,
         "legal": legal,
         "wall": {
             "left": game.tiles_left,
             "reserve": game.reserve,
             "drawable": game.drawable,
-            "final": int(m[S.FINAL_LEFT]),
+            "final": int(m[state.FINAL_LEFT]),
         },
         "seats": seats,
         "claim": claim,
@@ -168,7 +168,7 @@ def describe_step(
 
 def public_action_name(before: dict, after: dict, seat: int, action: int, view: int | None) -> str:
     """The action's name as ``view`` may see it: another seat's concealed kong hides its kind (R12)."""
-    if view is not None and seat != view and S.A_SELF_KONG <= action < S.A_SELF_KONG + 27:
+    if view is not None and seat != view and state.A_SELF_KONG <= action < state.A_SELF_KONG + 27:
         hidden = sum(m[0] == "concealed_kong" and m[1] < 0 for m in after["seats"][seat]["melds"])
         if hidden > sum(m[0] == "concealed_kong" and m[1] < 0 for m in before["seats"][seat]["melds"]):
             return "concealed kong (kind hidden)"
@@ -197,7 +197,7 @@ def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
     rows = []
     if w is not None:
         v = game.view
-        melds = [S.MELD_NAMES[int(v.meld[w, j, 0])] for j in range(int(v.n_melds[w]))]
+        melds = [state.MELD_NAMES[int(v.meld[w, j, 0])] for j in range(int(v.n_melds[w]))]
         exposed = sum(m in ("exposed_kong", "added_kong") for m in melds)
         concealed = sum(m == "concealed_kong" for m in melds)
         n_flowers = int(v.flowers[w].sum())
@@ -215,7 +215,7 @@ def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
         listed = ", ".join(f"{s} ({values[s]})" if s in values else s for s in specials)
         rows.append(["specials 特殊", None, (listed or "none") + " — the preset decides which count (value below)"])
         rows.append(["value V", result.get("value"), "what each paying seat pays"])
-    for key, value in result.items():  # fields a preset may add (issue 11): shown as they are
+    for key, value in result.items():  # fields a preset may add: shown as they are
         if key not in _SHOWN_RESULT_KEYS:
             scalar = isinstance(value, (int, float, str)) or value is None
             rows.append(

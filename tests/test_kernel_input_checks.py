@@ -1,4 +1,4 @@
-"""Issue 10, class 1: Numba kernels reached with unchecked input.
+"""Numba kernels reached with unchecked input.
 
 Every public entry point that feeds a kernel (the hand API, ``VectorEnv``, the agents' ``act``,
 the policies) checks shapes, dtypes and ranges first and raises ``ValueError`` naming what is
@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from fzmj.agents.base import as_batch
+from fzmj.agents.heuristic import HeuristicAgent
+from fzmj.agents.random_agent import RandomAgent
+from fzmj.train.model import ActorCritic, BinaryLinear
 
 import fzmj_env as F
-from agents.base import as_batch
-from agents.heuristic import HeuristicAgent
-from agents.random_agent import RandomAgent
 from fzmj_env.core.hand import is_win_batch
 from fzmj_env.encode import NUM_CHANNELS
-from train.model import ActorCritic, BinaryLinear
 
 OBS = (NUM_CHANNELS, 27)
 
@@ -66,7 +66,7 @@ def test_is_win_batch_count_outside_0_4(value, col):
 
 
 def test_is_win_batch_wide_dtypes_are_checked_before_the_int8_cast():
-    """260 as int64 would wrap to 4 in int8: a silently wrong answer before issue 10."""
+    """260 as int64 would wrap to 4 in int8: a silently wrong answer without the check."""
     counts, golds = _valid_batch(4)
     wide = counts.astype(np.int64)
     wide[2, 0] = 260
@@ -256,8 +256,8 @@ def test_binary_linear_checks_its_width_on_every_forward(mode):
 
 
 def test_ppo_agent_checks_through_as_batch(tmp_path):
-    from agents.ppo_agent import PPOAgent
-    from train.checkpoint import save_checkpoint
+    from fzmj.agents.ppo_agent import PPOAgent
+    from fzmj.train.checkpoint import save_checkpoint
 
     path = save_checkpoint(tmp_path / "p.pt", ActorCritic("mlp", [8]))
     agent = PPOAgent(path)

@@ -22,16 +22,15 @@ from pathlib import Path
 
 import numpy as np
 
-from agents import SPEC_HELP, AgentSpecError, make_agent, reset_agent
+from fzmj.agents import SPEC_HELP, AgentSpecError, make_agent, reset_agent
+from fzmj_env.actions import action_name
+from fzmj_env.core import engine, state
+from fzmj_env.encode import NUM_CHANNELS, encode_table
+from fzmj_env.game import Game, IllegalActionError
+from fzmj_env.record import make_record, replay, save_record
+from fzmj_env.rules import DEFAULT_RULES, load_rules
+from fzmj_env.validate import OneLineParser
 
-from ..actions import action_name
-from ..core import engine as E
-from ..core import state as S
-from ..encode import NUM_CHANNELS, encode_table
-from ..game import Game, IllegalActionError
-from ..record import make_record, replay, save_record
-from ..rules import DEFAULT_RULES, load_rules
-from ..validate import OneLineParser
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .replay import asset, fill, page_meta, script_json
 
@@ -112,14 +111,14 @@ class Session:
         g = self.game
         seat = g.seat
         before = snapshot(g, self.seat)
-        hand_no = int(g.view.m[S.HAND_NO])
+        hand_no = int(g.view.m[state.HAND_NO])
         self._scratch.buf[:] = g.buf  # 2 KB: cheap enough to do at every step
         code = g.step(action)
-        result = g.result if code in (E.STEP_HAND_OVER, E.STEP_GAME_OVER) else None
+        result = g.result if code in (engine.STEP_HAND_OVER, engine.STEP_GAME_OVER) else None
         if result is not None:
             # the match has already dealt the next hand: replay this step on the copy, told
             # that this hand is the last one, to keep the hand's final state for the page
-            self._scratch.view.m[S.HANDS_PER_GAME] = hand_no + 1
+            self._scratch.view.m[state.HANDS_PER_GAME] = hand_no + 1
             self._scratch._refresh()
             self._scratch.step(action)
             end = end_frame(self._scratch, self.seat)

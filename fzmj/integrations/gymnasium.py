@@ -56,7 +56,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from agents import Agent, make_agent, reset_agent
+from fzmj.agents import Agent, make_agent, reset_agent
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
 from fzmj_env.game import MAX_SEED
@@ -328,7 +328,9 @@ class SingleSeatEnv(gymnasium.Env):
             obs = _zeros_like(self.observation_space)
             info = self._info()
             # the ended game's seat and score (the next game, already dealt, may seat the learner elsewhere)
-            info.update(action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), seat=seat, final_score=float(d.final_score[0]))
+            info.update(
+                action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), seat=seat, final_score=float(d.final_score[0])
+            )
             return obs, reward, True, False, info
         obs, info = self._out()
         return obs, reward, False, False, info

@@ -1,4 +1,4 @@
-"""Issue 10, class 4: raw tracebacks and wrong exit codes where one clear line is promised.
+"""raw tracebacks and wrong exit codes where one clear line is promised.
 
 Exit codes (README, "Errors"): 0 ok, 2 a usage or input error (one ``prog: error: ...`` line,
 before any work), 1 the run failed (one line too), 130 interrupted.
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from fzmj.train.checkpoint import load_checkpoint, save_checkpoint
+from fzmj.train.model import ActorCritic
 
 from fzmj_env.record import RecordError, load_record, make_record, save_record
-from train.checkpoint import load_checkpoint, save_checkpoint
-from train.model import ActorCritic
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -42,13 +42,13 @@ def _usage_error(capsys, fn, argv, prog: str) -> str:
 @pytest.fixture
 def fzmj_eval(monkeypatch):
     """fzmj-eval whose evaluation must never start (outputs are checked before the work)."""
-    import agents.evaluate as E
+    from fzmj.agents import evaluate
 
     def no_work(*a, **k):
         raise AssertionError("the evaluation ran before its outputs were checked")
 
-    monkeypatch.setattr(E, "evaluate", no_work)
-    return E.main
+    monkeypatch.setattr(evaluate, "evaluate", no_work)
+    return evaluate.main
 
 
 def test_eval_out_is_a_directory(fzmj_eval, capsys, tmp_path):
@@ -86,7 +86,7 @@ def test_eval_plot_with_an_unknown_extension(fzmj_eval, capsys, tmp_path, name):
     [(["--hands", str(10**15)], "hands=1000000000000000 needs about"), (["--batch", str(2**40)], "batch must be")],
 )
 def test_eval_sizes_this_machine_cannot_hold_are_usage_errors(capsys, argv, match):
-    from agents.evaluate import main
+    from fzmj.agents.evaluate import main
 
     line = _usage_error(capsys, main, ["--agents", "random", "--no-progress", *argv], "fzmj-eval")
     assert match in line
@@ -94,13 +94,13 @@ def test_eval_sizes_this_machine_cannot_hold_are_usage_errors(capsys, argv, matc
 
 @pytest.mark.parametrize("spec", ["random:-5", "random:18446744073709551616", "random:x"])
 def test_eval_bad_random_seed_is_exit_2(capsys, spec):
-    from agents.evaluate import main
+    from fzmj.agents.evaluate import main
 
     _usage_error(capsys, main, ["--agents", spec, "--hands", "4", "--no-progress"], "fzmj-eval")
 
 
 def test_random_agent_refuses_a_negative_seed():
-    from agents.random_agent import RandomAgent
+    from fzmj.agents.random_agent import RandomAgent
 
     with pytest.raises(ValueError, match="seed"):
         RandomAgent(-5)
@@ -109,13 +109,13 @@ def test_random_agent_refuses_a_negative_seed():
 
 
 def test_eval_write_failure_after_the_work_is_one_line(monkeypatch, capsys, tmp_path):
-    import agents.evaluate as E
+    from fzmj.agents import evaluate
 
     def full_disk(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r.json"))
 
-    monkeypatch.setattr(E.json, "dump", full_disk)
-    rc = E.main(["--agents", "random", "--hands", "4", "--no-progress", "--out", str(tmp_path / "r.json")])
+    monkeypatch.setattr(evaluate.json, "dump", full_disk)
+    rc = evaluate.main(["--agents", "random", "--hands", "4", "--no-progress", "--out", str(tmp_path / "r.json")])
     assert rc == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"fzmj-eval: error: cannot write {tmp_path / 'r.json'}: No space left on device"]
@@ -128,7 +128,7 @@ class Evil:  # an object torch's weights_only loader refuses
 
 @pytest.mark.parametrize("kind", ["text", "empty", "truncated", "object", "not_a_dict"])
 def test_unloadable_checkpoint_is_one_line_of_ours(tmp_path, capsys, kind):
-    from agents.evaluate import main
+    from fzmj.agents.evaluate import main
 
     path = tmp_path / f"{kind}.pt"
     if kind == "text":
@@ -167,7 +167,7 @@ def test_demo_bad_arguments(capsys, argv):
 @pytest.fixture
 def fzmj_train(monkeypatch):
     """fzmj-train whose env must never be built (every error here comes before the work)."""
-    import train.ppo_selfplay as T
+    import fzmj.train.ppo_selfplay as T
 
     def no_work(*a, **k):
         raise AssertionError("the run started before its input was checked")
@@ -220,12 +220,15 @@ def test_train_unwritable_output_folder_is_refused_before_any_work(fzmj_train, c
 def _ckpt_for_resume(tmp_path: Path) -> Path:
     import dataclasses
 
-    from train.config import load_config
-    from train.ppo_selfplay import Args
+    from fzmj.train.config import load_config
+    from fzmj.train.ppo_selfplay import Args
 
     args = load_config(Args, ROOT / "configs/ppo_smoke.yaml", ["hidden_sizes=[8]"])
     return save_checkpoint(
-        tmp_path / "run" / "checkpoints" / "latest.pt", ActorCritic("mlp", [8]), config=dataclasses.asdict(args), update=1
+        tmp_path / "run" / "checkpoints" / "latest.pt",
+        ActorCritic("mlp", [8]),
+        config=dataclasses.asdict(args),
+        update=1,
     )
 
 
@@ -237,7 +240,7 @@ def test_train_resume_with_a_new_network_shape(fzmj_train, capsys, tmp_path, ove
 
 
 def test_train_full_disk_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
-    import train.ppo_selfplay as T
+    import fzmj.train.ppo_selfplay as T
 
     def full_disk(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -251,7 +254,7 @@ def test_train_full_disk_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
 
 def test_train_ctrl_c_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, tmp_path):
     """SIGINT during the rollout: the run saves the last finished update's weights and exits 130."""
-    import train.ppo_selfplay as T
+    import fzmj.train.ppo_selfplay as T
 
     real = T.VectorEnv
     calls = {"n": 0}

@@ -17,18 +17,19 @@ import time
 from importlib import resources
 from pathlib import Path
 
-from ..actions import NUM_ACTIONS, action_name
-from ..record import RecordError, load_record
-from ..tiles import GLYPHS, NUM_KINDS, kind_name
-from ..validate import OneLineParser
+from fzmj_env.actions import NUM_ACTIONS, action_name
+from fzmj_env.record import RecordError, load_record
+from fzmj_env.tiles import GLYPHS, NUM_KINDS, kind_name
+from fzmj_env.validate import OneLineParser
+
 from .frames import record_frames
 
 _SLOT = re.compile(r"\{\{([A-Z_]+)\}\}")
 
 
 def asset(name: str) -> str:
-    """The text of a static file of the pages (``fzmj_env/web/static``)."""
-    return resources.files("fzmj_env.web").joinpath("static", name).read_text(encoding="utf-8")
+    """The text of a static file of the pages (``fzmj/web/static``)."""
+    return resources.files("fzmj.web").joinpath("static", name).read_text(encoding="utf-8")
 
 
 def page_meta(seat_names: list[str] | None = None) -> dict:

@@ -1,4 +1,4 @@
-"""Issue 10, class 5: integers that wrap where Python meets the engine's int32/int16 state.
+"""integers that wrap where Python meets the engine's int32/int16 state.
 
 ``hands_per_game`` is 1..10,000 and a scripted ``streak`` 0..10,000 everywhere (Game, env,
 VectorEnv, fzmj-demo, records, the trainer's config): with these bounds a game's int32 scores
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fzmj.train.config import ConfigError, load_config
+from fzmj.train.ppo_selfplay import Args
 
 import fzmj_env as F
 from fzmj_env.validate import MAX_HANDS_PER_GAME, MAX_STREAK, MAX_TABLES, check_int
-from train.config import ConfigError, load_config
-from train.ppo_selfplay import Args
 
 WRAPPING_HANDS = [2**31, 2**31 - 1, 2**32 + 1, MAX_HANDS_PER_GAME + 1, 0, -1]
 

@@ -1,4 +1,4 @@
-"""Issue 10, class 2: non-finite numbers.
+"""non-finite numbers.
 
 Config values and constructor arguments are finite and in range; the trainer stops with a clear
 error the moment a loss or a weight becomes non-finite and keeps its last good checkpoint; a
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from fzmj.train.checkpoint import load_checkpoint, load_policy, save_checkpoint
+from fzmj.train.config import ConfigError, load_config
+from fzmj.train.model import ActorCritic
+from fzmj.train.ppo_selfplay import Args, main
 
 import fzmj_env as F
 from fzmj_env.validate import check_float, check_reward_scale
-from train.checkpoint import load_checkpoint, load_policy, save_checkpoint
-from train.config import ConfigError, load_config
-from train.model import ActorCritic
-from train.ppo_selfplay import Args, main
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -101,7 +101,7 @@ def test_loader_refuses_non_finite_weights(tmp_path):
 
 
 def test_fzmj_eval_refuses_a_nan_checkpoint(tmp_path, capsys):
-    from agents.evaluate import main as fzmj_eval
+    from fzmj.agents.evaluate import main as fzmj_eval
 
     good = save_checkpoint(tmp_path / "good.pt", ActorCritic("mlp", [8]))
     bad = _poison(good, tmp_path / "nan.pt")
@@ -134,7 +134,7 @@ def test_save_checkpoint_never_replaces_a_good_file_by_a_poisoned_one(tmp_path):
 
 # ---- the trainer stops at the first non-finite loss / weight ---------------------------------------
 def test_trainer_stops_on_non_finite_weights_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch, capsys):
-    import train.ppo_selfplay as T
+    import fzmj.train.ppo_selfplay as T
 
     real = T.make_optimizer
 
@@ -167,7 +167,7 @@ def test_trainer_stops_on_non_finite_weights_and_keeps_the_last_good_checkpoint(
 
 
 def test_non_finite_loss_is_named(monkeypatch):
-    from train.guards import NonFiniteError, check_finite_loss, check_finite_weights
+    from fzmj.train.guards import NonFiniteError, check_finite_loss, check_finite_weights
 
     nan = torch.tensor(float("nan"))
     with pytest.raises(NonFiniteError, match="update 3: the loss became non-finite \\(value_loss\\)"):

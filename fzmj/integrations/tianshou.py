@@ -59,7 +59,7 @@ class TianshouAgent:
         import torch
         from tianshou.data import Batch
 
-        from agents import as_batch
+        from fzmj.agents import as_batch
 
         obs, mask = as_batch(obs, mask)
         batch = Batch(obs=Batch(obs=obs.reshape(len(obs), -1).astype(np.float32), mask=mask), info=Batch())

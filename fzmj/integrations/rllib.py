@@ -1,6 +1,6 @@
 """Ray RLlib: a turn-based ``MultiAgentEnv`` over the AEC env (``pip install fzmj[rllib]``).
 
-    from fzmj_env.integrations.rllib import FzmjMultiAgentEnv, action_masking_module_spec
+    from fzmj.integrations.rllib import FzmjMultiAgentEnv, action_masking_module_spec
     config = (PPOConfig().environment(FzmjMultiAgentEnv, env_config={"hands_per_game": 1})
               .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, episode, **kw: "main")
               .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"main": action_masking_module_spec()})))
@@ -143,7 +143,7 @@ class RLlibAgent:
     def act(self, obs, mask) -> np.ndarray:
         import torch
 
-        from agents import as_batch
+        from fzmj.agents import as_batch
 
         obs, mask = as_batch(obs, mask)
         batch = {
