@@ -59,9 +59,7 @@ def test_every_citation_in_the_code_resolves():
     cites = _citations()
     assert len(cites) > 100  # the scan found the code's citations
     unresolved = [f"{where}: {sec}" for where, sec in cites if sec not in sections]
-    assert not unresolved, "citations with no section in docs/rules.md or docs/presets.md:\n" + "\n".join(
-        unresolved
-    )
+    assert not unresolved, "citations with no section in docs/rules.md or docs/presets.md:\n" + "\n".join(unresolved)
 
 
 def test_links_between_the_docs_resolve():
