@@ -340,8 +340,7 @@ class raw_env(AECEnv, EzPickle):
         nxt = (r & 7) - 1
         self._seat = nxt
         game = self.game
-        game._seat = nxt
-        game._mask = new_mask
+        game.adopt_decision(nxt, new_mask)
         if self.record:
             game.decisions.append((seat, a))
         if code >= STEP_HAND_OVER:
@@ -373,7 +372,7 @@ class raw_env(AECEnv, EzPickle):
         if self.record:
             game.results.append(result)
             if code == STEP_HAND_OVER:
-                game.hand_starts.append(game._hand_start())
+                game.record_hand_start()
         scale = self.reward_scale
         points = result["points"]
         for i, a in enumerate(AGENTS):
@@ -439,8 +438,7 @@ class raw_env(AECEnv, EzPickle):
         obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
         seat = (encode.step_observe(self._buf, 0, self._wt, -1, mask, obs) & 7) - 1
         self._seat = seat
-        game._seat = seat
-        game._mask = mask
+        game.adopt_decision(seat, mask)
         self.agent_selection = self._obs_agent = AGENTS[seat]
         self._obs = {"observation": obs, "action_mask": mask}
         if self.oracle:

@@ -153,6 +153,20 @@ class Game:
     def _refresh(self) -> None:
         self._seat = int(engine.table_mask(self.buf, 0, self.win_table, self._mask))
 
+    # ---- for drivers that step the engine themselves (the AEC env) -------------------------
+    def adopt_decision(self, seat: int, mask: np.ndarray) -> None:
+        """Take ``seat`` (-1: the game is over) and its legal ``mask`` as the current decision.
+
+        For a driver that stepped ``buf`` with its own kernel call (the AEC env's fused step and
+        observation); ``mask`` is kept, not copied, and must be the engine's mask for ``seat``.
+        """
+        self._seat = seat
+        self._mask = mask
+
+    def record_hand_start(self) -> None:
+        """Append the hand now starting (wall, dealer, streak) to ``hand_starts``."""
+        self.hand_starts.append(self._hand_start())
+
     # ---- the current decision ---------------------------------------------------------------
     @property
     def seat(self) -> int:
@@ -198,7 +212,7 @@ class Game:
         if code in (engine.STEP_HAND_OVER, engine.STEP_GAME_OVER):
             self.results.append(self.last_result)
             if code == engine.STEP_HAND_OVER:
-                self.hand_starts.append(self._hand_start())
+                self.record_hand_start()
         self._refresh()
         return code
 

@@ -112,6 +112,155 @@ def _by_copies(kinds_in_order: Sequence[int], pool: np.ndarray) -> list[int]:
     return out
 
 
+def _seat_arg(seat, what: str) -> int:
+    if not isinstance(seat, (int, np.integer)) or isinstance(seat, bool) or not 0 <= seat <= 3:
+        raise ValueError(f"{what}: {seat!r} is not a seat 0..3")
+    return int(seat)
+
+
+def _parse_hands(dealer: int, hands: Mapping) -> dict[int, list[int]]:
+    """Kinds of each scripted hand: 17 for the dealer, 16 for the others."""
+    hand_kinds: dict[int, list[int]] = {}
+    for seat, spec in hands.items():
+        _seat_arg(seat, "hands")
+        kinds = _tiles(spec, f"hand of seat {seat}")
+        want = 17 if seat == dealer else 16
+        if len(kinds) != want:
+            role = "the dealer" if seat == dealer else "a non-dealer"
+            raise ValueError(f"hand of seat {seat} ({role}) must hold {want} tiles, got {len(kinds)}")
+        hand_kinds[int(seat)] = kinds
+    return hand_kinds
+
+
+def _parse_flowers(dealer: int, flowers: Mapping, hand_kinds: dict[int, list[int]]) -> dict[int, list[int]]:
+    """Kinds of the ``flowers=`` of each seat (flowers only, never mixed with flowers in hands)."""
+    fl_kinds: dict[int, list[int]] = {}
+    for seat, spec in flowers.items():
+        _seat_arg(seat, "flowers")
+        kinds = _tiles(spec, f"flowers of seat {seat}")
+        bad = [kind_name(k) for k in kinds if k < NUM_SUIT_KINDS]
+        if bad:
+            raise ValueError(f"flowers of seat {seat}: {', '.join(bad)} are not flowers (1z-7z, 1f-8f)")
+        if len(kinds) > (17 if seat == dealer else 16):
+            raise ValueError(f"flowers of seat {seat}: {len(kinds)} flowers, more than a hand holds")
+        if any(k >= NUM_SUIT_KINDS for k in hand_kinds.get(int(seat), [])):
+            raise ValueError(
+                f"seat {seat}: give its flowers either in flowers= or in its hand (then script the tail), not both"
+            )
+        if kinds:
+            fl_kinds[int(seat)] = kinds
+    if fl_kinds and any(k >= NUM_SUIT_KINDS for kinds in hand_kinds.values() for k in kinds):
+        raise ValueError(
+            "flowers= cannot be mixed with flowers written into hands: the replacement order would be unknown"
+        )
+    return fl_kinds
+
+
+def _check_fits(head: list[int], tl: list[int], fl_kinds: dict[int, list[int]]) -> None:
+    n_repl = sum(len(k) for k in fl_kinds.values())
+    if DEAL_SIZE + len(head) + len(tl) + n_repl > NUM_TILES:
+        raise ValueError(
+            f"draws ({len(head)}), tail ({len(tl)}) and flower replacements ({n_repl}) do not fit: "
+            f"the wall has {NUM_TILES - DEAL_SIZE} tiles after the deal"
+        )
+
+
+def _left_over(hand_kinds, fl_kinds, head: list[int], tl: list[int]) -> np.ndarray:
+    """Counts of the set left after everything requested; copy limits checked (R1), naming where
+    each kind over its limit was asked for."""
+    used = np.zeros(NUM_KINDS, dtype=np.int64)
+    where: dict[int, list[str]] = {}
+    parts = [(f"hand of seat {s}", k) for s, k in sorted(hand_kinds.items())]
+    parts += [(f"flowers of seat {s}", k) for s, k in sorted(fl_kinds.items())]
+    parts += [("draws", head), ("tail", tl)]
+    for name, kinds in parts:
+        kinds = [k for k in kinds if k >= 0]
+        for k in kinds:
+            used[k] += 1
+        for k in sorted(set(kinds)):
+            where.setdefault(k, []).append(f"{name}: {kinds.count(k)}")
+    over = [k for k in range(NUM_KINDS) if used[k] > COPIES[k]]
+    if over:
+        msgs = [
+            f"{kind_name(k)} requested {used[k]} times ({', '.join(where[k])}), the set has {COPIES[k]}" for k in over
+        ]
+        raise ValueError("too many copies: " + "; ".join(msgs))
+    return COPIES.astype(np.int64) - used
+
+
+def _filler(pool: np.ndarray, seed: int | None) -> tuple[list[int], list[int]]:
+    """(suit filler, flower filler) from the tiles left: spread over the kinds, or shuffled by ``seed``."""
+    if seed is None:
+        return _by_copies(_SPREAD, pool), _by_copies(_FLOWER_ORDER, pool)
+    rng = np.random.default_rng(seed)
+    suit_fill = [int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS), pool[:NUM_SUIT_KINDS]))]
+    flower_fill = [
+        int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS, NUM_KINDS), pool[NUM_SUIT_KINDS:]))
+    ]
+    return suit_fill, flower_fill
+
+
+def _fill_gaps(dealer: int, hand_kinds, head: list[int], tl: list[int], suit_fill: list[int]) -> list[int]:
+    """Give the hands left out and the ``None`` draws/tail filler suit tiles (in place); returns the
+    suit filler still unused."""
+    missing = [s for s in range(4) if s not in hand_kinds]
+    need = sum(17 if s == dealer else 16 for s in missing)
+    holes = head.count(-1) + tl.count(-1)
+    if need + holes > len(suit_fill):
+        raise ValueError(
+            f"the hands left out (seats {missing}) and the None draws/tail need {need + holes} suit tiles, "
+            f"only {len(suit_fill)} are left"
+        )
+    pos = 0
+    for s in missing:
+        n = 17 if s == dealer else 16
+        hand_kinds[s] = suit_fill[pos : pos + n]
+        pos += n
+    for seq in (head, tl):  # None in draws / tail: the next filler suit tiles
+        for i, k in enumerate(seq):
+            if k < 0:
+                seq[i] = suit_fill[pos]
+                pos += 1
+    return suit_fill[pos:]
+
+
+def _deal_flowers(dealer: int, hand_kinds, fl_kinds) -> list[int]:
+    """``flowers=``: deal each seat its flowers (in place); the last suit tiles of its hand become
+    its round-1 replacements (R4: from the dealer in seat order), returned in tail order."""
+    replacements: list[int] = []
+    for i in range(4):
+        seat = (dealer + i) % 4
+        kinds = fl_kinds.get(seat)
+        if kinds:
+            suits = hand_kinds[seat]
+            n = len(suits) - len(kinds)
+            replacements += suits[n:]
+            hand_kinds[seat] = kinds + suits[:n]
+    return replacements
+
+
+def _lay_out(dealer, hand_kinds, head, tl, suit_fill, flower_fill, flower_pos: float) -> list[int]:
+    """The wall: the deal blocks (R3), the head draws, the tail, and the filler in the free stretch
+    between them (suit tiles at both ends, the flowers in one block at ``flower_pos``)."""
+    wall = [-1] * NUM_TILES
+    for i in range(4):
+        seat = (dealer + i) % 4
+        wall[16 * i : 16 * i + 16] = hand_kinds[seat][:16]
+    wall[64] = hand_kinds[dealer][16]
+    for i, k in enumerate(head):
+        wall[FIRST_DRAW + i] = k
+    for i, k in enumerate(tl):
+        wall[NUM_TILES - 1 - i] = k
+    lo, hi = FIRST_DRAW + len(head), NUM_TILES - len(tl)  # the free stretch wall[lo:hi]
+    assert hi - lo == len(suit_fill) + len(flower_fill)
+    n_before = int(round(float(flower_pos) * len(suit_fill)))
+    # The tail-side suit filler is listed in tail order (the first one is taken first).
+    tail_side = suit_fill[n_before:]
+    wall[lo:hi] = suit_fill[:n_before] + flower_fill + tail_side[::-1]
+    assert sorted(wall) == sorted(np.repeat(np.arange(NUM_KINDS), COPIES).tolist())
+    return wall
+
+
 def make_wall(
     dealer: int = 0,
     hands: Mapping[int, str | Sequence] | None = None,
@@ -141,123 +290,12 @@ def make_wall(
         raise ValueError(f"dealer must be a seat 0..3, got {dealer!r}")
     if not 0.0 <= float(flower_pos) <= 1.0:
         raise ValueError(f"flower_pos must be in [0, 1], got {flower_pos!r}")
-    hands = dict(hands or {})
-    hand_kinds: dict[int, list[int]] = {}
-    for seat, spec in hands.items():
-        if not isinstance(seat, (int, np.integer)) or isinstance(seat, bool) or not 0 <= seat <= 3:
-            raise ValueError(f"hands: {seat!r} is not a seat 0..3")
-        kinds = _tiles(spec, f"hand of seat {seat}")
-        want = 17 if seat == dealer else 16
-        if len(kinds) != want:
-            role = "the dealer" if seat == dealer else "a non-dealer"
-            raise ValueError(f"hand of seat {seat} ({role}) must hold {want} tiles, got {len(kinds)}")
-        hand_kinds[int(seat)] = kinds
+    hand_kinds = _parse_hands(dealer, dict(hands or {}))
     head = _tiles(draws, "draws", allow_filler=True)
     tl = _tiles(tail, "tail", allow_filler=True)
-    fl_kinds: dict[int, list[int]] = {}
-    for seat, spec in (flowers or {}).items():
-        if not isinstance(seat, (int, np.integer)) or isinstance(seat, bool) or not 0 <= seat <= 3:
-            raise ValueError(f"flowers: {seat!r} is not a seat 0..3")
-        kinds = _tiles(spec, f"flowers of seat {seat}")
-        bad = [kind_name(k) for k in kinds if k < NUM_SUIT_KINDS]
-        if bad:
-            raise ValueError(f"flowers of seat {seat}: {', '.join(bad)} are not flowers (1z-7z, 1f-8f)")
-        if len(kinds) > (17 if seat == dealer else 16):
-            raise ValueError(f"flowers of seat {seat}: {len(kinds)} flowers, more than a hand holds")
-        if any(k >= NUM_SUIT_KINDS for k in hand_kinds.get(int(seat), [])):
-            raise ValueError(
-                f"seat {seat}: give its flowers either in flowers= or in its hand (then script the tail), not both"
-            )
-        if kinds:
-            fl_kinds[int(seat)] = kinds
-    if fl_kinds and any(k >= NUM_SUIT_KINDS for kinds in hand_kinds.values() for k in kinds):
-        raise ValueError(
-            "flowers= cannot be mixed with flowers written into hands: the replacement order would be unknown"
-        )
-    n_repl = sum(len(k) for k in fl_kinds.values())
-    if DEAL_SIZE + len(head) + len(tl) + n_repl > NUM_TILES:
-        raise ValueError(
-            f"draws ({len(head)}), tail ({len(tl)}) and flower replacements ({n_repl}) do not fit: "
-            f"the wall has {NUM_TILES - DEAL_SIZE} tiles after the deal"
-        )
-
-    # Copy limits over everything requested (R1), naming where each kind was asked for.
-    used = np.zeros(NUM_KINDS, dtype=np.int64)
-    where: dict[int, list[str]] = {}
-    parts = [(f"hand of seat {s}", k) for s, k in sorted(hand_kinds.items())]
-    parts += [(f"flowers of seat {s}", k) for s, k in sorted(fl_kinds.items())]
-    parts += [("draws", head), ("tail", tl)]
-    for name, kinds in parts:
-        kinds = [k for k in kinds if k >= 0]
-        for k in kinds:
-            used[k] += 1
-        for k in sorted(set(kinds)):
-            where.setdefault(k, []).append(f"{name}: {kinds.count(k)}")
-    over = [k for k in range(NUM_KINDS) if used[k] > COPIES[k]]
-    if over:
-        msgs = [
-            f"{kind_name(k)} requested {used[k]} times ({', '.join(where[k])}), the set has {COPIES[k]}" for k in over
-        ]
-        raise ValueError("too many copies: " + "; ".join(msgs))
-
-    pool = COPIES.astype(np.int64) - used
-    if seed is None:
-        suit_fill = _by_copies(_SPREAD, pool)
-        flower_fill = _by_copies(_FLOWER_ORDER, pool)
-    else:
-        rng = np.random.default_rng(seed)
-        suit_fill = [int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS), pool[:NUM_SUIT_KINDS]))]
-        flower_fill = [
-            int(x) for x in rng.permutation(np.repeat(np.arange(NUM_SUIT_KINDS, NUM_KINDS), pool[NUM_SUIT_KINDS:]))
-        ]
-
-    missing = [s for s in range(4) if s not in hand_kinds]
-    need = sum(17 if s == dealer else 16 for s in missing)
-    holes = head.count(-1) + tl.count(-1)
-    if need + holes > len(suit_fill):
-        raise ValueError(
-            f"the hands left out (seats {missing}) and the None draws/tail need {need + holes} suit tiles, "
-            f"only {len(suit_fill)} are left"
-        )
-    pos = 0
-    for s in missing:
-        n = 17 if s == dealer else 16
-        hand_kinds[s] = suit_fill[pos : pos + n]
-        pos += n
-    for seq in (head, tl):  # None in draws / tail: the next filler suit tiles
-        for i, k in enumerate(seq):
-            if k < 0:
-                seq[i] = suit_fill[pos]
-                pos += 1
-    suit_fill = suit_fill[pos:]
-
-    # flowers=: deal the flowers, the last suit tiles become the round-1 replacements (R4:
-    # from the dealer in seat order), taken from the tail before the scripted tail.
-    replacements: list[int] = []
-    for i in range(4):
-        seat = (dealer + i) % 4
-        kinds = fl_kinds.get(seat)
-        if kinds:
-            suits = hand_kinds[seat]
-            n = len(suits) - len(kinds)
-            replacements += suits[n:]
-            hand_kinds[seat] = kinds + suits[:n]
-    tl = replacements + tl
-
-    wall = [-1] * NUM_TILES
-    for i in range(4):
-        seat = (dealer + i) % 4
-        wall[16 * i : 16 * i + 16] = hand_kinds[seat][:16]
-    wall[64] = hand_kinds[dealer][16]
-    for i, k in enumerate(head):
-        wall[FIRST_DRAW + i] = k
-    for i, k in enumerate(tl):
-        wall[NUM_TILES - 1 - i] = k
-    lo, hi = FIRST_DRAW + len(head), NUM_TILES - len(tl)  # the free stretch wall[lo:hi]
-    assert hi - lo == len(suit_fill) + len(flower_fill)
-    n_before = int(round(float(flower_pos) * len(suit_fill)))
-    # The tail-side suit filler is listed in tail order (the first one is taken first).
-    tail_side = suit_fill[n_before:]
-    wall[lo:hi] = suit_fill[:n_before] + flower_fill + tail_side[::-1]
-    assert sorted(wall) == sorted(np.repeat(np.arange(NUM_KINDS), COPIES).tolist())
-    return wall
+    fl_kinds = _parse_flowers(dealer, flowers or {}, hand_kinds)
+    _check_fits(head, tl, fl_kinds)
+    suit_fill, flower_fill = _filler(_left_over(hand_kinds, fl_kinds, head, tl), seed)
+    suit_fill = _fill_gaps(dealer, hand_kinds, head, tl, suit_fill)
+    tl = _deal_flowers(dealer, hand_kinds, fl_kinds) + tl
+    return _lay_out(dealer, hand_kinds, head, tl, suit_fill, flower_fill, flower_pos)

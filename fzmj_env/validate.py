@@ -8,16 +8,18 @@ are vectorised numpy reductions, once per call, never per row in Python.
 
 The limits below keep every counter of the engine's int32 state far from wrapping:
 
-* a game's scores are int32 sums of per-hand points; a hand's value grows with the dealer
-  streak (R11.4: ``(flower + gold + streak + 5) x 2 + special``) and the streak can grow by one
-  per hand, so ``MAX_HANDS_PER_GAME`` and ``MAX_STREAK`` of 10,000 bound a game's scores by about
-  ``3 x 10,000 x (2 x 20,060 + 240) ~ 1.2e9 < 2**31`` under the default preset;
+* a hand's points are int32; a hand's value grows with the dealer streak (R11.4:
+  ``(flower + gold + streak + 5) x 2 + special``), which is at most ``MAX_STREAK`` and grows by one
+  per hand of at most ``MAX_HANDS_PER_GAME``: with the rules files' bounds (fzmj_env/rules, derived
+  in docs/presets.md "Limits on a rules file") a hand's points stay below about 4.2e8, and a
+  game's scores, int64 sums of them, cannot wrap;
 * ``MAX_TABLES`` bounds a ``VectorEnv``'s buffers (about 5 KB per table) to tens of GB.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import sys
@@ -239,3 +241,99 @@ def check_output_file(path: str | os.PathLike, what: str, suffixes: tuple[str, .
     if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise ValueError(f"{what}: {str(path)!r} is not writable")
     return p
+
+
+# ---- YAML files -----------------------------------------------------------------------------------
+MAX_YAML_BYTES = 1 << 20
+"""Largest YAML file a loader reads (rules files and trainer configs are a few hundred bytes)."""
+MAX_REPR = 80
+
+
+def short_repr(value, limit: int = MAX_REPR) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages: a value read from a file
+    may be arbitrarily large, and a message must stay one readable line."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond Python's digit limit for str()
+        return f"<{type(value).__name__} too large to print>"
+    text = text.replace("\n", "\\n")
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}... ({len(text)} characters)"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+@functools.lru_cache(maxsize=1)
+def _safe_loader():
+    """A ``yaml.SafeLoader`` subclass that refuses aliases (``*name``). An alias shares a node; nested
+    aliases make a 1 KB file describe gigabytes of data ("billion laughs"), which a later ``repr``
+    or walk would expand. Anchors alone are harmless and accepted."""
+    import yaml
+
+    class _NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, f"aliases (*{event.anchor}) are not allowed", event.start_mark
+                )
+            return super().compose_node(parent, index)
+
+    return _NoAliasLoader
+
+
+def read_yaml_text(text: str, where: str, error: type[Exception] = ValueError):
+    """Parse YAML ``text`` with the safe, alias-free loader; any failure is one line
+    ``where:LINE:COL: message`` (``where`` names the file or the option) raised as ``error``."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_safe_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        what = _one_line(": ".join(x for x in (exc.context, exc.problem) if x) or "not valid YAML")
+        raise error(f"{where}{pos}: {what}") from None
+    except yaml.YAMLError as exc:
+        raise error(f"{where}: not valid YAML: {_one_line(exc)}") from None
+    except RecursionError:
+        raise error(f"{where}: not valid YAML: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise error(f"{where}: not valid YAML: {_one_line(exc)[:200]}") from None
+
+
+def read_yaml_file(
+    path: str | os.PathLike,
+    what: str,
+    max_bytes: int = MAX_YAML_BYTES,
+    error: type[Exception] = ValueError,
+    empty_ok: bool = False,
+) -> dict:
+    """The mapping in the YAML file ``path``, read safely: at most ``max_bytes`` are read (a link
+    to ``/dev/zero`` or a huge file is refused without being read whole), the text must be UTF-8,
+    aliases are refused (no "billion laughs"), and the top level must be a mapping (an empty file
+    is ``{}`` when ``empty_ok``). Every failure is one line naming ``what`` and the file, raised as
+    ``error`` (a ``ValueError`` subclass of the caller's choosing)."""
+    where = f"{what} {os.fspath(path)}"
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except IsADirectoryError:
+        raise error(f"{where}: is a directory, expected a YAML file") from None
+    except OSError as exc:
+        raise error(f"{where}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise error(f"{where}: larger than {max_bytes} bytes; not a {what}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    data = read_yaml_text(text, os.fspath(path), error)
+    if data is None and empty_ok:
+        return {}
+    if not isinstance(data, dict):
+        raise error(f"{where}: expected a mapping of keys to values, got {type(data).__name__}")
+    return data

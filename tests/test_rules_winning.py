@@ -350,7 +350,7 @@ def test_r10_two_golds_cannot_rob_the_third():
 
 
 def test_r10_dealer_may_rob_after_discarding_a_gold_first():
-    """docs/rules-notes.md 2: 抢金 is not a win on a discard, so R9.3 does not forbid it."""
+    """docs/rules.md R9.3 (readings): 抢金 is not a win on a discard, so R9.3 does not forbid it."""
     g = new_game(dealer=0, hands={0: "9s 123p 456p 789p 234s 567s 1m"}, tail="9s")
     discard(g, 0, "9s")  # the dealer's first discard is a gold: 16 tiles left, ready on 1m + a gold
     assert asked(g, 0) == {A_ROB}

@@ -108,3 +108,69 @@ def test_errors_name_the_problem(kwargs, message):
 
 def test_copies_constant_matches_r1():
     assert COPIES.sum() == 144
+
+
+# ---- golden: make_wall's output for a spread of arguments, digit for digit -------------------------
+_GOLDEN_CASES = [
+    {},
+    {"dealer": 3},
+    {"dealer": 1, "hands": {1: "123456789m12345678p", 2: "1122334455667788s"}, "draws": "9s 1s", "tail": "5m"},
+    {"dealer": 2, "draws": [None] * 20 + ["7p"], "tail": [None, "3z", "1f", "6s"]},
+    {"dealer": 0, "flowers": {0: "1z 2f", 2: "5z 5z 8f"}, "tail": "4p"},
+    {"dealer": 3, "flowers": {1: "1z"}, "hands": {1: "1111m2222m3333m4444m"}, "flower_pos": 0.0},
+    {"dealer": 1, "flowers": {3: "7z 7z 7z"}, "flower_pos": 1.0, "draws": "1z 2z"},
+    {"dealer": 0, "seed": 7},
+    {"dealer": 2, "seed": 123, "flowers": {2: "3f"}, "draws": [None, "5p"], "flower_pos": 0.25},
+    {"dealer": 0, "hands": {0: "1z2z3z 11223344556677m", 1: "1f 2f 123456789p12345s"}, "tail": "9m 9m 8m 7z 1p"},
+]
+_GOLDEN_ERRORS = [
+    {"dealer": 4},
+    {"flower_pos": 1.5},
+    {"hands": {5: "1m"}},
+    {"hands": {1: "123m"}},
+    {"hands": {0: "1111m2222m3333m4444m5m"}, "draws": "1m"},
+    {"flowers": {0: "1m"}},
+    {"flowers": {0: "1z"}, "hands": {0: "1z 1111m2222m3333m4444m"}},
+    {"flowers": {1: "1z"}, "hands": {0: "2z 1111m2222m3333m4444m"}},
+    {"draws": [None] * 79},
+    {"draws": [None] * 60, "tail": [None] * 20},
+    {"draws": "1x"},
+    {"tail": [3.5]},
+    {"draws": ["12m"]},
+]
+_GOLDEN_DIGEST = "0e36426e79df4f8a"
+_GOLDEN_MESSAGES = [
+    "dealer must be a seat 0..3, got 4",
+    "flower_pos must be in [0, 1], got 1.5",
+    "hands: 5 is not a seat 0..3",
+    "hand of seat 1 (a non-dealer) must hold 16 tiles, got 3",
+    "too many copies: 1m requested 5 times (hand of seat 0: 4, draws: 1), the set has 4",
+    "flowers of seat 0: 1m are not flowers (1z-7z, 1f-8f)",
+    "seat 0: give its flowers either in flowers= or in its hand (then script the tail), not both",
+    "flowers= cannot be mixed with flowers written into hands: the replacement order would be unknown",
+    "the hands left out (seats [0, 1, 2, 3]) and the None draws/tail need 144 suit tiles, only 108 are left",
+    "draws (60), tail (20) and flower replacements (0) do not fit: the wall has 79 tiles after the deal",
+    "draws: bad tile notation '1x': unknown character 'x' at position 1",
+    "tail: item 0 3.5 is not a tile kind (0..41 or notation)",
+    "draws: item 0 '12m' is not exactly one tile",
+]
+
+
+def test_make_wall_outputs_unchanged():
+    """The walls of a spread of scenarios (hands, flowers, None filler, flower_pos, seed) hash to the
+    value recorded before make_wall was split into named steps."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for case in _GOLDEN_CASES:
+        h.update(bytes(make_wall(**case)))
+    assert h.hexdigest()[:16] == _GOLDEN_DIGEST
+
+
+def test_make_wall_errors_unchanged():
+    messages = []
+    for case in _GOLDEN_ERRORS:
+        with pytest.raises(ValueError) as e:
+            make_wall(**case)
+        messages.append(str(e.value))
+    assert messages == _GOLDEN_MESSAGES

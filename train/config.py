@@ -20,9 +20,14 @@ from typing import Any
 
 import yaml
 
+from fzmj_env.validate import read_yaml_file, read_yaml_text
+
 
 class ConfigError(ValueError):
     """A config file or override is malformed: the message names the offending key."""
+
+    def __init__(self, message: str = ""):  # a value's repr from a file can be huge: one short line
+        super().__init__(message if len(message) <= 300 else f"{message[:240]}... ({len(message)} characters)")
 
 
 def field_docs(cls) -> dict[str, str]:
@@ -127,10 +132,7 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise ConfigError(f"--set expects key=value, got {text!r}")
     key, raw = text.split("=", 1)
     key = key.strip()
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{key}: cannot read value {raw!r}: {e}") from None
+    value = read_yaml_text(raw, f"--set {key}", ConfigError) if raw.strip() else ""
     return key, value
 
 
@@ -140,16 +142,7 @@ def load_config(cls, path: str | Path | None = None, overrides: list[str] | None
     where = "config"
     if path is not None:
         where = str(path)
-        try:
-            text = Path(path).read_text()
-        except OSError as e:
-            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from None
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{path}: not valid YAML: {e}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping of keys to values")
+        data = read_yaml_file(path, "config file", error=ConfigError, empty_ok=True)
     for item in overrides or []:
         key, value = parse_override(item)
         data[key] = value

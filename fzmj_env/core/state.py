@@ -112,7 +112,9 @@ _FIELDS = [
     ("choice", np.int8, (4,)),  # each asked seat's decision (an action)
     ("swim", np.int8, (4,)),  # P5 游金: each seat's public swim level 0..3 (0 in other presets)
     ("points", np.int32, (4,)),  # score change of the last finished hand
-    ("scores", np.int32, (4,)),  # cumulative over the game (match)
+    # cumulative over the game (match); 64 bits: a hand's points fit int32 by the rules files' bounds,
+    # but 10,000 of the largest ones would not (docs/presets.md, "Limits on a rules file")
+    ("scores", np.int64, (4,)),
 ]
 
 STATE_DTYPE = np.dtype([(name, dtype, shape) for name, dtype, shape in _FIELDS])

@@ -5,7 +5,7 @@ Each file names a ``scheme`` (the branch of the one Numba rules core it plays: `
 engine reads them from the table's rule slots (``core/state.py`` R_*), so a user can copy a
 preset file, change a number (a special's value, the 边锋 ``loss_cap``, ``gold_kan`` 60 or 120)
 and pass the file path as ``rules=``. A key the scheme does not know, a missing key or a
-wrong type names itself in a ``RulesError``.
+wrong type or a number out of its range names itself in a ``RulesError`` (one line).
 """
 
 from __future__ import annotations
@@ -16,15 +16,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ..core import state
+from ..validate import read_yaml_file, short_repr
 
 DEFAULT_RULES = "fuzhou-lianzhong"
 PRESET_DIR = Path(__file__).parent
 
-_RESERVE = {"base": int, "exposed_kong": int, "concealed_kong": int, "flower_set": int}
-_KONG = {"exposed": int, "concealed": int}
+# Inclusive bounds of every number in a preset file. They keep each hand's payments inside the
+# engine's int32 points with a wide margin (docs/presets.md, "Limits on a rules file", derives it;
+# tests/test_rules_files.py checks the extreme values): with the dealer streak at its most,
+# MAX_STREAK + MAX_HANDS_PER_GAME = 20,000, the largest winner's gain of any scheme is about 4.2e8
+# (联众 2: (h x multiplier + special + special_bonus) x base, three payers, plus the streak x base).
+WALL_IN_PLAY = 144 - 65 - 1
+"""Most tiles the wall can hold when play starts (R3: 65 dealt; R5: at least the gold flipped)."""
+MAX_SPECIAL = 10_000
+_RESERVE = {
+    "base": (0, WALL_IN_PLAY - 1),  # a reserve of the whole wall would draw every hand at once
+    "exposed_kong": (0, WALL_IN_PLAY),
+    "concealed_kong": (0, WALL_IN_PLAY),
+    "flower_set": (0, WALL_IN_PLAY),
+}
+_KONG = {"exposed": (0, 100), "concealed": (0, 100)}
+_BASE, _MULT, _FLOWER_SET_BONUS = (0, 100), (0, 64), (0, 100)
 # specials each scheme knows (docs/presets.md); the others are not specials of that preset
 _SPECIALS = {
     "lianzhong": state.SPECIAL_NAMES[:7],  # P1 = R11.3
@@ -33,13 +47,23 @@ _SPECIALS = {
     "bianfeng": ("rob_gold", "no_flower_no_kong", "three_golds", "golden_pair"),  # P4
     "home": ("heavenly", "rob_gold", "three_golds"),  # P5: listed, worth 0
 }
-# scoring keys per scheme besides kong_points and specials
+# scoring keys per scheme besides kong_points and specials; a list is (length, (lo, hi))
 _SCORING = {
-    "lianzhong": {"base": int, "multiplier": int, "flower_set_bonus": int},
-    "classic": {"base": int, "multiplier": int, "flower_set_bonus": int},
-    "lianzhong-2": {"base": int, "multiplier": int, "flower_set_bonus": int, "special_bonus": int},
-    "bianfeng": {"base": int, "multiplier": int, "flower_set_bonus": int, "loss_cap": int},
-    "home": {"base": int, "multiplier": int, "discard_bonus": int, "swim_multipliers": list},
+    "lianzhong": {"base": _BASE, "multiplier": _MULT, "flower_set_bonus": _FLOWER_SET_BONUS},
+    "classic": {"base": _BASE, "multiplier": _MULT, "flower_set_bonus": _FLOWER_SET_BONUS},
+    "lianzhong-2": {
+        "base": _BASE,
+        "multiplier": _MULT,
+        "flower_set_bonus": _FLOWER_SET_BONUS,
+        "special_bonus": (0, MAX_SPECIAL),
+    },
+    "bianfeng": {"base": _BASE, "multiplier": _MULT, "flower_set_bonus": _FLOWER_SET_BONUS, "loss_cap": (0, 10**9)},
+    "home": {
+        "base": _BASE,
+        "multiplier": _MULT,
+        "discard_bonus": (0, 100),
+        "swim_multipliers": [state.MAX_SWIM, _MULT],
+    },
 }
 
 
@@ -74,8 +98,16 @@ def rules_digest(data: dict) -> str:
 def _schema(scheme: str) -> dict:
     scoring = dict(_SCORING[scheme])
     scoring["kong_points"] = _KONG
-    scoring["specials"] = {name: int for name in _SPECIALS[scheme]}
+    scoring["specials"] = {name: (0, MAX_SPECIAL) for name in _SPECIALS[scheme]}
     return {"name": str, "source": str, "scheme": str, "reserve": _RESERVE, "scoring": scoring}
+
+
+def _check_int(path: str, value, bounds: tuple[int, int]) -> None:
+    lo, hi = bounds
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RulesError(f"{path}: expected an integer in {lo}..{hi}, got {short_repr(value)}")
+    if not lo <= value <= hi:
+        raise RulesError(f"{path}: {short_repr(value)} is out of range; allowed {lo}..{hi}")
 
 
 def _validate(data, schema, where: str, optional=()) -> None:
@@ -83,7 +115,7 @@ def _validate(data, schema, where: str, optional=()) -> None:
         raise RulesError(f"{where}: expected a mapping, got {type(data).__name__}")
     for key in data:
         if key not in schema:
-            raise RulesError(f"{where}: unknown key {key!r} (allowed: {', '.join(schema)})")
+            raise RulesError(f"{where}: unknown key {short_repr(key)} (allowed: {', '.join(schema)})")
     for key, sub in schema.items():
         if key not in data:
             if key in optional:
@@ -93,18 +125,16 @@ def _validate(data, schema, where: str, optional=()) -> None:
         path = f"{where}.{key}"
         if isinstance(sub, dict):
             _validate(value, sub, path)
-        elif sub is int:
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise RulesError(f"{path}: expected a non-negative integer, got {value!r}")
-        elif sub is list:
-            if not (
-                isinstance(value, list)
-                and len(value) == state.MAX_SWIM
-                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
-            ):
-                raise RulesError(f"{path}: expected a list of {state.MAX_SWIM} non-negative integers, got {value!r}")
+        elif isinstance(sub, tuple):
+            _check_int(path, value, sub)
+        elif isinstance(sub, list):
+            length, (lo, hi) = sub
+            if not isinstance(value, list) or len(value) != length:
+                raise RulesError(f"{path}: expected a list of {length} integers in {lo}..{hi}, got {short_repr(value)}")
+            for i, v in enumerate(value):
+                _check_int(f"{path}[{i}]", v, (lo, hi))
         elif not isinstance(value, sub):
-            raise RulesError(f"{path}: expected {sub.__name__}, got {value!r}")
+            raise RulesError(f"{path}: expected {sub.__name__}, got {short_repr(value)}")
 
 
 def validate_rules(data, where: str = "rules") -> None:
@@ -113,7 +143,9 @@ def validate_rules(data, where: str = "rules") -> None:
         raise RulesError(f"{where}: expected a mapping, got {type(data).__name__}")
     scheme = data.get("scheme", "lianzhong")
     if scheme not in state.SCHEME_NAMES:
-        raise RulesError(f"{where}.scheme: unknown scheme {scheme!r} (one of {', '.join(state.SCHEME_NAMES)})")
+        raise RulesError(
+            f"{where}.scheme: unknown scheme {short_repr(scheme)} (one of {', '.join(state.SCHEME_NAMES)})"
+        )
     _validate(data, _schema(scheme), where, optional=("scheme",))
 
 
@@ -163,15 +195,14 @@ def load_rules(rules: str | Path | Rules = DEFAULT_RULES) -> Rules:
     if not isinstance(rules, (str, Path)):
         raise RulesError(f"rules must be a preset name or a YAML file path, got {type(rules).__name__}")
     text = str(rules)
+    if len(text) > 4096 or "\0" in text:
+        raise RulesError(f"unknown rule preset {short_repr(text)} (no such preset or file)")
     path = Path(text)
     if not (text.endswith((".yaml", ".yml")) and path.exists()):
         path = PRESET_DIR / f"{text}.yaml"
         if text.endswith((".yaml", ".yml")) or not path.exists():
             raise RulesError(
-                f"unknown rule preset {text!r} (no such preset or file); available: {', '.join(available_rules())}"
+                f"unknown rule preset {short_repr(text)} (no such preset or file); available: {', '.join(available_rules())}"
             )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise RulesError(f"{path}: not valid YAML: {exc}") from exc
+    data = read_yaml_file(path, "rules file", error=RulesError)
     return rules_from_data(data, path.name)
