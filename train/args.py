@@ -15,6 +15,8 @@ from .validate_config import check_args
 
 @dataclass
 class Args:
+    """Every key of ``fzmj-train`` (a YAML file's keys, ``--set key=value``)."""
+
     # ---- experiment -----------------------------------------------------------------------------
     exp_name: str = "ppo_selfplay"
     """name of the experiment; the run directory is <runs_dir>/<exp_name>__<seed>__<unix time> unless run_name is set"""

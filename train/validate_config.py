@@ -88,8 +88,6 @@ MAX_HIDDEN = 65536
 NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
 # keys naming code to import or places to read or write: never taken from a checkpoint's config
 COMMAND_LINE_ONLY = ("pool_target", "bc_teacher", "bc_checkpoint", "pool_paths", "league_dir")
-# keys a resumed run takes from the checkpoint's own location, whatever its config says
-RUN_FOLDER_KEYS = ("runs_dir", "run_name")
 
 
 # ---- Args ---------------------------------------------------------------------------------------------
@@ -302,7 +300,7 @@ def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, over
             raise ConfigError(f"{ckpt_path}: the checkpoint holds no training config; pass --config")
         given = dict(parse_override(o) for o in overrides)
         defaults = _defaults(cls)
-        stored = {k: v for k, v in stored.items() if k not in RUN_FOLDER_KEYS}
+        stored = dict(stored)  # runs_dir and run_name stay: checked, then replaced by the checkpoint's folder
         for key in COMMAND_LINE_ONLY:
             if key in stored and key not in given and stored[key] != defaults[key]:
                 raise ConfigError(
