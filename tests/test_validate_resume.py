@@ -78,6 +78,7 @@ def test_a_sound_checkpoint_resumes_in_its_own_folder(tmp_path):
         ("league_dir", "LEAGUE"),
         ("pool_paths", ["/tmp/a.pt"]),
         ("bc_checkpoint", "/tmp/bc.pt"),
+        ("rules", "/tmp/rules.yaml"),
     ],
 )
 def test_a_checkpoint_cannot_import_code_or_redirect_files(fzmj_train, capsys, tmp_path, monkeypatch, key, value):
@@ -92,6 +93,12 @@ def test_a_checkpoint_cannot_import_code_or_redirect_files(fzmj_train, capsys, t
     assert not (tmp_path / "IMPORTED").exists() and "evilmod" not in sys.modules
     assert not (tmp_path / "LEAGUE").exists()
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["checkpoints"]  # nothing written
+
+
+def test_a_stored_preset_name_is_kept(tmp_path):
+    ckpt = _checkpoint(tmp_path, {"rules": "fuzhou-home"})
+    args, _ = parse_args(["--resume", str(ckpt)])
+    assert args.rules == "fuzhou-home"
 
 
 def test_the_command_line_may_give_those_keys_again(tmp_path):

@@ -9,8 +9,9 @@
   the run before anything is written.
 * :func:`resume_config` (``--resume``): the config a run continues with. The rule: the
   checkpoint's stored config passes the same checks as a config file; the keys that name code
-  or places (``COMMAND_LINE_ONLY``: agent specs that may import a module, checkpoints to read,
-  folders to write) are taken from the command line only. A stored value of one of them that
+  or places (``COMMAND_LINE_ONLY``: agent specs that may import a module, checkpoints and rules
+  files to read, folders to write) are taken from the command line only (a preset's name in
+  ``rules`` is kept). A stored value of one of them that
   differs from the default is refused unless the command line gives that key again, so a
   crafted checkpoint can neither import a module nor send the run's files elsewhere.
   :func:`check_resume_checkpoint` checks the checkpoint's other fields (counters, generator
@@ -28,7 +29,7 @@ import torch
 
 from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
 from fzmj_env.features import HF_NUM_PLANES
-from fzmj_env.rules import load_rules
+from fzmj_env.rules import available_rules, load_rules
 from fzmj_env.validate import MAX_HANDS_PER_GAME, MAX_SEED, MAX_TABLES, physical_memory
 
 from .config import ConfigError, from_dict, load_config, parse_override
@@ -87,7 +88,7 @@ MAX_HIDDEN = 65536
 # the settings that decide the network's parameter shapes: they cannot change on --resume
 NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
 # keys naming code to import or places to read or write: never taken from a checkpoint's config
-COMMAND_LINE_ONLY = ("pool_target", "bc_teacher", "bc_checkpoint", "pool_paths", "league_dir")
+COMMAND_LINE_ONLY = ("pool_target", "bc_teacher", "bc_checkpoint", "pool_paths", "league_dir", "rules")
 
 
 # ---- Args ---------------------------------------------------------------------------------------------
@@ -301,13 +302,14 @@ def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, over
         given = dict(parse_override(o) for o in overrides)
         defaults = _defaults(cls)
         stored = dict(stored)  # runs_dir and run_name stay: checked, then replaced by the checkpoint's folder
+        if stored.get("rules") in available_rules():  # a preset's name: no file is read
+            defaults["rules"] = stored["rules"]
         for key in COMMAND_LINE_ONLY:
             if key in stored and key not in given and stored[key] != defaults[key]:
                 raise ConfigError(
                     f"{ckpt_path}: its config sets {key}={stored[key]!r}; a resumed run takes {key} from the "
                     f"command line only (pass --set {key}=... to keep it)"
                 )
-            stored.pop(key, None)
         args = from_dict(cls, {**stored, **given}, where=f"{ckpt_path} config")
     overridden = [parse_override(o)[0] for o in overrides]
     _resume_in_place(args, ckpt, ckpt_path, overridden)
