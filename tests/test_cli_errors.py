@@ -167,12 +167,13 @@ def test_demo_bad_arguments(capsys, argv):
 @pytest.fixture
 def fzmj_train(monkeypatch):
     """fzmj-train whose env must never be built (every error here comes before the work)."""
+    import fzmj.train.build as B
     import fzmj.train.ppo_selfplay as T
 
     def no_work(*a, **k):
         raise AssertionError("the run started before its input was checked")
 
-    monkeypatch.setattr(T, "VectorEnv", no_work)
+    monkeypatch.setattr(B, "VectorEnv", no_work)
     return T.main
 
 
@@ -240,12 +241,13 @@ def test_train_resume_with_a_new_network_shape(fzmj_train, capsys, tmp_path, ove
 
 
 def test_train_full_disk_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
+    import fzmj.train.checkpoint as C
     import fzmj.train.ppo_selfplay as T
 
     def full_disk(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(T, "save_checkpoint", full_disk)
+    monkeypatch.setattr(C, "save_checkpoint", full_disk)
     rc = T.main(TINY + ["--set", f"runs_dir={tmp_path}", "--set", "run_name=full"])
     assert rc == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -254,9 +256,10 @@ def test_train_full_disk_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
 
 def test_train_ctrl_c_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, tmp_path):
     """SIGINT during the rollout: the run saves the last finished update's weights and exits 130."""
+    import fzmj.train.build as B
     import fzmj.train.ppo_selfplay as T
 
-    real = T.VectorEnv
+    real = B.VectorEnv
     calls = {"n": 0}
 
     class InterruptedEnv(real):
@@ -266,14 +269,15 @@ def test_train_ctrl_c_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, 
                 os.kill(os.getpid(), signal.SIGINT)
             return super().step(actions)
 
-    monkeypatch.setattr(T, "VectorEnv", InterruptedEnv)
+    monkeypatch.setattr(B, "VectorEnv", InterruptedEnv)
+    before = signal.getsignal(signal.SIGINT)  # not always Python's default (a shell may ignore SIGINT)
     rc = T.main(TINY + ["--set", f"runs_dir={tmp_path}", "--set", "run_name=ctrlc", "--set", "total_timesteps=1024"])
     assert rc == 130
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "stopped:" in out and "--resume" in out
     data = load_checkpoint(tmp_path / "ctrlc/checkpoints/latest.pt")
     assert data["update"] == 1 and data["global_step"] == 64
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is before  # the handler found before the run, restored
 
 
 # ---- load_record --------------------------------------------------------------------------------------

@@ -186,6 +186,28 @@ def test_helpers_are_no_ops_in_a_plain_process():
     assert distributed.launch(["--config", "x.yaml"]) is None
 
 
+def test_the_trainers_ranks_object_does_nothing_in_a_plain_process(tmp_path):
+    """The trainer sees the other ranks only through ``Ranks``; a plain process's returns its inputs."""
+    ranks = distributed.Ranks()
+    assert (ranks.rank, ranks.size, ranks.main) == (0, 1, True)
+    perm = torch.randperm(7)
+    assert [m.tolist() for m in ranks.minibatches(perm, 3, 2)] == [
+        perm[:3].tolist(),
+        perm[3:6].tolist(),
+        perm[6:].tolist(),
+    ]
+    value = torch.tensor(0.5)
+    assert ranks.mean(value) is value and ranks.all_positive(1) and not ranks.all_positive(0)
+    assert ranks.rank_seed(9) == 9 and ranks.broadcast_object("x") == "x"
+    assert ranks.start_update({}, 1024, 512, 5) == 5 and ranks.share_cores(0, 0, 3) == 3
+    counters = SimpleNamespace(hands=2)
+    ranks.sum_counters(counters)
+    assert counters.hands == 2
+    writer = ranks.writer(tmp_path, purge_step=None)
+    assert type(writer).__name__ == "SummaryWriter"
+    writer.close()
+
+
 def test_collective_helpers_in_a_world_of_one():
     """The distributed code paths, in a one-rank gloo group (in-process): a world of one changes nothing."""
     import torch.distributed as dist

@@ -83,14 +83,14 @@ def test_an_empty_or_new_folder_is_fine(tmp_path):
 
 def test_fzmj_train_twice_with_the_same_name_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
     """The issue's example: running the README quickstart twice mixed both runs' files."""
-    import fzmj.train.ppo_selfplay as T
+    import fzmj.train.build as B
 
     _fake_run(tmp_path / "quickstart")
 
     def no_work(*a, **k):
         raise AssertionError("the refused run must not build its env")
 
-    monkeypatch.setattr(T, "VectorEnv", no_work)
+    monkeypatch.setattr(B, "VectorEnv", no_work)
     rc = main(TINY + ["--set", f"runs_dir={tmp_path}", "--set", "run_name=quickstart"])
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -134,7 +134,7 @@ def test_save_checkpoint_never_replaces_a_good_file_by_a_poisoned_one(tmp_path):
 
 # ---- the trainer stops at the first non-finite loss / weight ---------------------------------------
 def test_trainer_stops_on_non_finite_weights_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch, capsys):
-    import fzmj.train.ppo_selfplay as T
+    import fzmj.train.build as T
 
     real = T.make_optimizer
 

@@ -13,8 +13,8 @@ A plain process (no torchrun, or torchrun with a world of one) never initialises
 ``torch.distributed``: every helper below is then a no-op returning its input, and the run is
 exactly the single-process run (``tests/test_distributed.py`` pins it).
 
-``train/ppo_selfplay.py`` calls these helpers from a few lines marked ``# [distributed]``;
-``docs/training.md`` ("Scaling out") has the commands.
+The trainer sees all of this through one object, :class:`Ranks` (``Ranks()`` in a plain process:
+every method returns its input or does nothing); ``docs/training.md`` ("Scaling out") has the commands.
 """
 
 from __future__ import annotations
@@ -393,3 +393,44 @@ def barrier() -> None:
         _collective("barrier", dist.monitored_barrier, timeout=datetime.timedelta(seconds=_timeout_s))
     else:
         _collective("barrier", dist.barrier)
+
+
+class Ranks:
+    """The trainer's one handle on the other ranks (this module's helpers, bound together).
+
+    Made by :func:`join` after :func:`setup`. In a plain process (a world of one) every method
+    returns its input or does nothing, so the trainer's code reads as the single-process trainer.
+    """
+
+    def __init__(self):
+        self.rank, self.size = rank(), world_size()
+        self.main = self.rank == 0  # rank 0 logs, evaluates and writes checkpoints
+
+    rank_seed = staticmethod(rank_seed)
+    reseed = staticmethod(reseed)
+    device = staticmethod(rank_device)
+    share_cores = staticmethod(share_cores)
+    start_update = staticmethod(start_update)
+    broadcast_object = staticmethod(broadcast_object)
+    broadcast_module = staticmethod(broadcast_module)
+    minibatches = staticmethod(minibatches)
+    all_reduce_grads = staticmethod(all_reduce_grads)
+    mean = staticmethod(mean)
+    all_positive = staticmethod(all_positive)
+    sum_counters = staticmethod(sum_counters)
+    check_in_sync = staticmethod(check_in_sync)
+    finish = staticmethod(finish)
+
+    def writer(self, run_dir, purge_step: int | None):
+        """TensorBoard's ``SummaryWriter`` on rank 0, a :class:`NullWriter` elsewhere."""
+        if not self.main:
+            return NullWriter()
+        from torch.utils.tensorboard import SummaryWriter
+
+        return SummaryWriter(str(run_dir), purge_step=purge_step)
+
+
+def join(args) -> Ranks:
+    """Join the torchrun group when launched by torchrun (:func:`setup`); this process's :class:`Ranks`."""
+    setup(args)
+    return Ranks()

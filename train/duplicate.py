@@ -31,6 +31,8 @@ import numpy as np
 
 from fzmj_env.vector import RESULT_POINTS, game_seed
 
+from .opponents import IDLE
+
 
 class DuplicateGroups:
     """Which tables play, which wait, and the settling of finished groups (module docstring)."""
@@ -85,3 +87,55 @@ class DuplicateGroups:
         self.waiting[tables] = False
         self.game[tables] += 1
         return tables, games, adv, r.reshape(-1, 4)
+
+
+class DuplicateAdvantages:
+    """Duplicate groups as the trainer's advantage strategy (the interface of
+    :class:`fzmj.train.advantages.GAE`): finished tables wait for their group, settled groups give
+    the leave-one-out advantages, and the group's next wall is dealt here."""
+
+    auto_reset = False  # the groups start each table's next game themselves
+    carry_room = 256  # unsettled games stay in the buffer, whole chains included
+
+    def __init__(self, num_tables: int, group: int, base_seed: int, reward_scale: float):
+        self.groups = DuplicateGroups(num_tables, group, base_seed, reward_scale)
+        self.group = group
+
+    def first_seeds(self) -> np.ndarray:
+        return self.groups.first_seeds()
+
+    def live(self, all_tables: np.ndarray) -> np.ndarray:
+        return self.groups.active()
+
+    def mark_idle(self, ctrl: np.ndarray) -> None:
+        ctrl[self.groups.waiting] = IDLE
+
+    def games(self, rows: np.ndarray) -> np.ndarray:
+        return self.groups.game[rows]
+
+    def step(self, env, actions: np.ndarray, live: np.ndarray) -> tuple:
+        return env.step_tables(live, actions[live])
+
+    def next_games(self, env, done: np.ndarray, info: dict, buffer) -> tuple[np.ndarray, tuple | None]:
+        groups = self.groups.finished(done, info["results"])
+        if not len(groups):
+            return groups, None
+        tables, games, adv, ret = self.groups.settle(groups)
+        buffer.settle(tables, games, adv, ret)
+        return tables, env.reset_tables(tables, self.groups.seeds(groups))
+
+    def batch(self, buffer, ranks) -> tuple:
+        advantages, returns, train_idx = buffer.settled_batch()
+        # no update until every rank has settled a group (early rollouts may not)
+        return advantages, returns, train_idx, not ranks.all_positive(len(train_idx))
+
+    def carry_over(self, buffer, skipped: bool) -> int:
+        # the unsettled decisions wait for their group (all of them when the update was skipped)
+        n = buffer.n
+        return buffer.carry_over(np.arange(n) if skipped else np.flatnonzero(~buffer.settled[:n]))
+
+    def log(self, writer, global_step: int) -> None:
+        g = self.groups
+        writer.add_scalar(
+            "charts/duplicate_identical_share", g.identical_groups / max(g.groups_settled, 1), global_step
+        )

@@ -1,5 +1,6 @@
-"""Guards of a training run: non-finite losses and weights, network changes on resume,
-and a clean stop on Ctrl-C. Small functions so the trainer's loop only gains a call per check.
+"""Guards of a running training: non-finite losses and weights, and a clean stop on Ctrl-C
+(the config's checks are all in ``train/validate_config.py``). Small functions so the
+trainer's loop only gains a call per check.
 """
 
 from __future__ import annotations
@@ -7,9 +8,6 @@ from __future__ import annotations
 import signal
 
 import torch
-
-# the settings that decide the network's parameter shapes: they cannot change on --resume
-NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
 
 
 class NonFiniteError(RuntimeError):
@@ -28,19 +26,6 @@ def check_finite_weights(model: torch.nn.Module, update: int) -> None:
     bad = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
     if bad:
         raise NonFiniteError(f"update {update}: non-finite weights in {', '.join(bad[:3])}")
-
-
-def network_changes(spec: dict, args) -> list[str]:
-    """The network settings of ``args`` that differ from a checkpoint's ``policy_spec``."""
-    return [
-        f"{k}={getattr(args, k)!r} (checkpoint: {spec.get(k)!r})"
-        for k in NETWORK_KEYS
-        if k in spec and _norm(getattr(args, k)) != _norm(spec.get(k))
-    ]
-
-
-def _norm(v):
-    return list(v) if isinstance(v, (list, tuple)) else v
 
 
 class GracefulStop:

@@ -122,3 +122,48 @@ class OpponentPool:
                 o = torch.from_numpy(obs[rows]).to(self.device)
                 m = torch.from_numpy(mask[rows]).to(self.device)
                 actions[rows] = policy.act(o, m, deterministic=False).cpu().numpy()
+
+
+class NoOpponents:
+    """Pure self-play (``pool_prob: 0``): the learner plays every seat; every method does nothing."""
+
+    snapshots: list = []
+
+    def __init__(self, num_tables: int):
+        self.controller = np.full((num_tables, 4), LEARNER, dtype=np.int64)
+
+    def assign(self, tables, group: int = 1) -> None:
+        pass
+
+    def act(self, ctrl: np.ndarray, obs: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> None:
+        pass
+
+    def add_snapshot(self, learner: torch.nn.Module) -> None:
+        pass
+
+    def state_dicts(self) -> None:
+        return None  # a checkpoint of a run without pool has no "pool" entry
+
+    def load_state_dicts(self, learner: torch.nn.Module, states) -> None:
+        pass
+
+
+def make_pool(args, rng: np.random.Generator, device) -> OpponentPool | NoOpponents:
+    """The trainer's opponents: an :class:`OpponentPool` with its fixed checkpoints, or none."""
+    if args.pool_prob <= 0:
+        return NoOpponents(args.num_tables)
+    from fzmj.agents.policy import load_policy
+
+    pool = OpponentPool(
+        args.num_tables,
+        args.pool_prob,
+        args.pool_heuristic_frac,
+        args.pool_size,
+        args.pool_learner_seats,
+        rng,
+        device,
+        target=args.pool_target,
+    )
+    for path in args.pool_paths:
+        pool.add_fixed(load_policy(path, device))
+    return pool

@@ -1,0 +1,103 @@
+"""The trainer's log step: TensorBoard scalars (CleanRL's tags) and one console line per window.
+
+Tags: ``charts/*`` (learning rate, SPS, decisions trained and carried, the learner's hand
+results), ``losses/*`` (policy, value, entropy, KL, clip fraction, explained variance, teacher),
+``perf/*`` (rollout, update and CPU seconds), ``eval/*`` (``train/evaluation.py``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from fzmj_env.vector import results_of
+
+from .opponents import LEARNER
+
+
+class HandStats:
+    """Hands finished during a logging window, from the learner's seats: score, wins, deal-ins."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.seat_hands = self.points = self.wins = self.deal_ins = self.self_draws = 0
+
+    def record(self, info: dict, controller: np.ndarray) -> None:
+        for res in results_of(info):
+            learner = np.flatnonzero(controller[res["table"]] == LEARNER)
+            winner, discarder = res["winner"], res["discarder"]
+            self.seat_hands += len(learner)
+            self.points += sum(res["points"][s] for s in learner)
+            if winner is not None and winner in learner:
+                self.wins += 1
+                self.self_draws += discarder is None
+            if winner is not None and discarder is not None and discarder != winner and discarder in learner:
+                self.deal_ins += 1
+
+    def summary(self) -> dict | None:
+        if self.seat_hands == 0:
+            return None
+        n = self.seat_hands
+        return {
+            "mean_hand_score": self.points / n,
+            "win_rate": self.wins / n,
+            "deal_in_rate": self.deal_ins / n,
+            "self_draw_rate": self.self_draws / n,
+        }
+
+
+class Logger:
+    """Writes one update's scalars, and the console line every ``log_every`` updates."""
+
+    def __init__(self, writer, num_updates: int, log_every: int, stats: HandStats, ranks, start_step: int):
+        self.writer, self.num_updates, self.log_every = writer, num_updates, log_every
+        self.stats, self.ranks = stats, ranks
+        self.start_time, self.start_step = time.time(), start_step
+        self.sps = 0
+
+    def scalars(self, global_step: int, lr: float, teacher_coef: float, result, times: dict) -> None:
+        """The update's charts, losses and timings (``result``: :class:`fzmj.train.update.UpdateResult`)."""
+        w, step = self.writer, global_step
+        self.sps = int((global_step - self.start_step) / max(time.time() - self.start_time, 1e-9))
+        w.add_scalar("charts/learning_rate", lr, step)
+        w.add_scalar("charts/SPS", self.sps, step)
+        w.add_scalar("charts/trained_decisions", result.trained, step)
+        w.add_scalar("charts/carried_decisions", result.carried, step)
+        w.add_scalar("perf/rollout_seconds", times["rollout"], step)
+        w.add_scalar("perf/update_seconds", times["update"], step)
+        w.add_scalar("perf/cpu_seconds", times["cpu"], step)  # all threads
+        w.add_scalar("losses/value_loss", result.value_loss, step)
+        w.add_scalar("losses/policy_loss", result.policy_loss, step)
+        w.add_scalar("losses/entropy", result.entropy, step)
+        w.add_scalar("losses/old_approx_kl", result.old_approx_kl, step)
+        w.add_scalar("losses/approx_kl", result.approx_kl, step)
+        w.add_scalar("losses/clipfrac", result.clipfrac, step)
+        w.add_scalar("losses/explained_variance", result.explained_variance, step)
+        w.add_scalar("losses/teacher_loss", result.teacher_loss, step)
+        w.add_scalar("charts/teacher_coef", teacher_coef, step)
+
+    def console(self, update: int, global_step: int, result, times: dict, latest_eval: dict) -> None:
+        """Every ``log_every`` updates (and the last): the window's hand results, on the console and the charts."""
+        if update % self.log_every and update != self.num_updates:
+            return
+        self.ranks.sum_counters(self.stats)  # the hands of all ranks
+        hs = self.stats.summary()
+        line = (
+            f"update {update}/{self.num_updates} | step {global_step:,} | SPS {self.sps:,} "
+            f"({times['rollout']:.1f}s + {times['update']:.1f}s)"
+        )
+        if hs is not None:
+            for key, value in hs.items():
+                self.writer.add_scalar(f"charts/{key}", value, global_step)
+            line += (
+                f" | score {hs['mean_hand_score']:+.2f} | win {hs['win_rate']:.1%} | deal-in {hs['deal_in_rate']:.1%}"
+            )
+            self.stats.reset()
+        line += f" | ent {result.entropy:.2f} | kl {result.approx_kl:.4f}"
+        for opponent, res in latest_eval.items():
+            ci = res.get("ci95") or [float("nan")] * 2
+            line += f" | vs {opponent} {res['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+        print(line, flush=True)
