@@ -217,12 +217,12 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
     server = P.make_server(session, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        page.goto(server.url)
         page.wait_for_function("document.body.dataset.version !== undefined")
         # an illegal request from the page's origin: refused, nothing changes
         before = page.evaluate("+document.body.dataset.version")
         status = page.evaluate(
-            "v => fetch('/act', {method: 'POST', body: JSON.stringify({action: 99, version: v})}).then(r => r.status)",
+            "v => fetch('/act', {method: 'POST', headers: {'X-Fzmj-Token': FZ.meta.token}, body: JSON.stringify({action: 99, version: v})}).then(r => r.status)",
             before,
         )
         assert status == 400 and session.version == before

@@ -23,6 +23,7 @@ from fzmj_env.tiles import GLYPHS, NUM_KINDS, kind_name
 from fzmj_env.validate import OneLineParser
 
 from .frames import record_frames
+from .outpath import check_out_path, write_atomic
 
 _SLOT = re.compile(r"\{\{([A-Z_]+)\}\}")
 
@@ -47,9 +48,15 @@ def fill(template: str, slots: dict[str, str]) -> str:
     return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
 
+_SCRIPT_UNSAFE = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
 def script_json(obj) -> str:
-    """JSON safe inside a <script> element (no ``</`` can close it early)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    """JSON safe inside a <script> element: no ``<``, ``>`` or ``&`` at all (so neither ``</script>``
+    nor ``<!--`` can change how the HTML parser reads the element) and no U+2028/2029."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_UNSAFE)
 
 
 def _seat_names(record: dict) -> list[str]:
@@ -90,7 +97,7 @@ def write_replay(record_path: str | Path, out: str | Path, view: int | None = No
     record = load_record(record_path)
     page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}")
     out = Path(out)
-    out.write_text(page, encoding="utf-8")
+    write_atomic(out, page)
     return out
 
 
@@ -100,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         "record", help="a game record (JSON, from fzmj_env.save_record, fzmj-eval --save-records or fzmj-play)"
     )
     p.add_argument("-o", "--out", help="the HTML file to write (default: the record's name with .html)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing -o file that is not an .html page")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--seat", type=int, metavar="N", help="show only what seat N (0-3) could see")
     g.add_argument("--all", action="store_true", help="show every seat face up (the default)")
@@ -110,14 +118,19 @@ def main(argv: list[str] | None = None) -> int:
     if not src.is_file():
         p.error(f"{src}: no such file")
     out = Path(args.out) if args.out else src.with_suffix(".html")
-    if not out.parent.is_dir():
-        p.error(f"-o: directory {str(out.parent)!r} does not exist")
+    try:  # an earlier page may be replaced; a record or any other file only with --force
+        force = args.force or out.suffix.lower() in (".html", ".htm")
+        check_out_path(out, force, inputs=(src,), what="-o" if args.out else "the output page")
+    except ValueError as e:
+        p.error(str(e))
     t0 = time.perf_counter()
     try:
         write_replay(src, out, args.seat)
     except RecordError as e:  # load_record's messages already name the file
         msg = str(e) if str(e).startswith(str(src)) else f"{src}: {e}"
         p.error(msg.replace("\n", " "))
+    except OSError as e:
+        p.error(f"cannot write {out}: {e.strerror or e}")
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:  # malformed beyond the shape check
         p.error(f"{src}: not a valid fzmj record ({type(e).__name__}: {e})".replace("\n", " "))
     print(f"wrote {out} in {time.perf_counter() - t0:.2f} s")

@@ -15,7 +15,7 @@
   async function post(path, body) {
     st.busy = true;
     try {
-      const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+      const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", "X-Fzmj-Token": FZ.meta.token }, body: JSON.stringify(body) });
       const j = await r.json();
       if (!r.ok) { error.textContent = j.error || `error ${r.status}`; if (j.state) show(j.state); return; }
       error.textContent = "";
@@ -78,5 +78,5 @@
   }
 
   window.fzmj = { st, act, show };
-  fetch("/state").then((r) => r.json()).then(show).catch((e) => { error.textContent = `cannot load the state (${e})`; });
+  fetch("/state", { headers: { "X-Fzmj-Token": FZ.meta.token } }).then((r) => r.json()).then(show).catch((e) => { error.textContent = `cannot load the state (${e})`; });
 })();
