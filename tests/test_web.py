@@ -168,7 +168,8 @@ def test_replay_cli_writes_one_self_contained_page(match, tmp_path, capsys):
     F.save_record(match, src)
     assert R.main([str(src), "-o", str(tmp_path / "m.html")]) == 0
     page = (tmp_path / "m.html").read_text(encoding="utf-8")
-    assert "<script src" not in page and "<link" not in page and "http://" not in page and "https://" not in page
+    assert "<script src" not in page and "http://" not in page and "https://" not in page
+    assert page.count("<link") == 1 and '<link rel="icon" href="data:,">' in page  # no favicon request
     data = json.loads(page.split('id="fzmj-data">', 1)[1].split("</script>", 1)[0])
     assert data["decisions"] == len(match["decisions"]) and data["preset"] == "fuzhou-lianzhong"
     assert "wrote" in capsys.readouterr().out

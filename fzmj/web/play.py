@@ -36,7 +36,7 @@ from fzmj_env.validate import MAX_HANDS_PER_GAME, OneLineParser
 
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .outpath import check_out_path, write_atomic
-from .replay import asset, fill, page_meta, script_json
+from .replay import asset, fill, page_meta, replay_html, script_json
 
 MAX_LOG = 200
 
@@ -66,6 +66,20 @@ class PlayError(ValueError):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
+
+
+MAX_STEPS = 400  # other seats' steps kept for the page to pace through (a hand has ~100-200)
+_CALLS = {"chi": "吃", "peng": "碰", "exposed_kong": "杠", "added_kong": "杠", "concealed_kong": "杠"}
+
+
+def _call(before: dict, after: dict, result: dict | None) -> str | None:
+    """The call a step made, as the table announces it (吃 / 碰 / 杠 / 胡), or None."""
+    if result is not None and result.get("winner") is not None:
+        return "胡"
+    for b, a in zip(before["seats"], after["seats"], strict=True):
+        if len(a["melds"]) > len(b["melds"]) or [m[0] for m in a["melds"]] != [m[0] for m in b["melds"]]:
+            return _CALLS.get(a["melds"][-1][0] if len(a["melds"]) > len(b["melds"]) else "added_kong")
+    return None
 
 
 class AgentError(RuntimeError):
@@ -115,6 +129,7 @@ class Session:
         self.record_path = record_path
         self.saved: Path | None = None
         self.save_error: str | None = None
+        self.steps: list[dict] = []  # the other seats' steps since the person's last request
         self.lock = threading.Lock()
         self._advance()
 
@@ -144,6 +159,10 @@ class Session:
         lines = describe_step(before, after, seat, action, self.seat, result)
         self.log.extend(f"hand {hand_no + 1}: {line}" for line in lines)
         del self.log[:-MAX_LOG]
+        if seat != self.seat and len(self.steps) < MAX_STEPS:  # what the page paces through
+            shown = lines if before["claim"] is None else lines[1:]  # another seat's claim answer is private
+            frame = None if result is not None else after
+            self.steps.append({"seat": seat, "lines": shown, "call": _call(before, after, result), "frame": frame})
 
     def _advance(self) -> None:
         """Let the agents act until the person must decide, a hand ends, or the game is over."""
@@ -186,6 +205,7 @@ class Session:
                 raise PlayError(f"not your turn: seat {self.game.seat} is to act", 409)
             if not isinstance(action, int) or isinstance(action, bool):
                 raise PlayError(f"action must be an integer, got {action!r}")
+            self.steps = []
             try:
                 self._step(action)  # Game.step checks the engine's mask before anything changes
             except IllegalActionError as e:
@@ -201,6 +221,7 @@ class Session:
                 raise PlayError("no finished hand to leave", 409)
             self.pending_end = None
             self.version += 1
+            self.steps = []
             self._advance()
 
     def record(self) -> dict:
@@ -234,10 +255,12 @@ class Session:
                 "legal": [[a, action_name(a)] for a in g.legal_actions] if mine else [],
                 "your_turn": mine,
                 "hand_over": self.pending_end is not None,
+                "last_hand": g.done,  # the hand shown (or played) is the match's last
+                "steps": self.steps,
                 "done": g.done and self.pending_end is None,
                 "scores": g.scores,
                 "log": self.log[-40:],
-                "saved": str(self.saved) if self.saved else None,
+                "saved": str(Path(self.saved).resolve()) if self.saved else None,
                 "save_error": self.save_error,
             }
 
@@ -367,6 +390,10 @@ def _handler():
                 self._send(200, FAVICON.encode(), "image/svg+xml")
             elif path == "/state":
                 self._json(200, session.state())
+            elif path == "/replay" and session.game.done:  # the finished game as a replay page
+                self._send(
+                    200, replay_html(session.record(), title="fzmj-play replay").encode(), "text/html; charset=utf-8"
+                )
             elif path == "/record":  # the walls are in it: only once the game is over
                 if session.game.done:
                     name = Path(session.record_path).name if session.record_path else "fzmj-play.json"
