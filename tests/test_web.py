@@ -162,6 +162,86 @@ def test_frames_refuse_a_bad_view(match):
         record_frames(match, view=4)
 
 
+def _laid(lines: list[str]) -> dict[int, list[str]]:
+    """Flower names each seat is said to lay out, from event lines."""
+    out: dict[int, list[str]] = {s: [] for s in range(4)}
+    for line in lines:
+        if "lays out flower(s)" in line:
+            seat = int(line.split("seat ", 1)[1].split(" ", 1)[0])
+            out[seat] += line.split("flower(s) ", 1)[1].split(" and ", 1)[0].split()
+    return out
+
+
+def test_flower_lines_name_the_flowers_the_engine_laid_out():
+    """The named flowers of each hand are exactly the laid-out ones beyond the deal's (per kind)."""
+    checked = 0
+    for seed in range(4):
+        data = record_frames(_random_match(2, seed=seed))
+        for h in data["hands"]:
+            first, last = h["frames"][0], h["frames"][-1]
+            named = _laid([e for f in h["frames"] for e in f["events"]])
+            for s in range(4):
+                expect = list(last["seats"][s]["flowers"])
+                for k in first["seats"][s]["flowers"]:
+                    expect.remove(k)
+                assert sorted(named[s]) == sorted(F.kind_name(k) for k in expect)
+                checked += len(expect)
+    assert checked > 10
+    s = P.Session([make_agent("random:1")] * 3, seat=0, hands=2, seed=0)
+    deal = [list(x["flowers"]) for x in s.state()["frame"]["seats"]]
+    rng = np.random.default_rng(1)
+    while not s.game.done and not s.state()["hand_over"]:
+        st = s.state()
+        s.act(int(rng.choice([a for a, _ in st["legal"]])), st["version"])
+    named = _laid(s.log)
+    for seat in range(4):  # the deal's flowers are never reported again as newly laid out
+        expect = list(s.state()["frame"]["seats"][seat]["flowers"])
+        for k in deal[seat]:
+            expect.remove(k)
+        assert sorted(named[seat]) == sorted(F.kind_name(k) for k in expect)
+
+
+def test_result_rows_explain_the_value_line_by_line():
+    shown = 0
+    for seed in range(3):
+        data = record_frames(P.play_agents(["heuristic"] * 4, hands=2, seed=seed))
+        for h in data["hands"]:
+            r = h["result"]
+            for row in r["rows"]:
+                assert all("{}" not in str(x) and "[]" not in str(x) for x in row)
+            if r["winner"] is None:
+                continue
+            rows = {row[0]: row[1] for row in r["rows"]}
+            assert rows["= value V"] == r["value"]
+            assert (
+                rows["sum"]
+                == rows["flowers + kongs 花/杠"] + rows["golds 金"] + rows["dealer streak 连庄"] + rows["base 底"]
+            )
+            assert rows["× 2"] + rows["+ special 特殊"] == r["value"]
+            end = h["frames"][-1]
+            assert end["win_tile"] in end["seats"][r["winner"]]["hand"] or r["win_type"] == "rob_gold"
+            shown += 1
+    assert shown >= 3
+
+
+def test_play_steps_show_the_other_seats_moves_in_the_persons_view(tmp_path):
+    s = _session(tmp_path, agents=("heuristic", "heuristic", "heuristic"))
+    calls = set()
+    rng = np.random.default_rng(2)
+    while not s.game.done:
+        st = s.state()
+        for step in st["steps"]:
+            assert step["seat"] != 0
+            if step["frame"] is not None:  # R12: only the person's tiles
+                assert all(step["frame"]["seats"][o]["hand"] is None for o in (1, 2, 3))
+            calls.add(step["call"])
+        if st["hand_over"]:
+            s.next_hand(st["version"])
+        else:
+            s.act(int(rng.choice([a for a, _ in st["legal"]])), st["version"])
+    assert None in calls and len(calls) >= 2  # plain steps and at least one call were announced
+
+
 # ---- fzmj-replay ------------------------------------------------------------------------------
 def test_replay_cli_writes_one_self_contained_page(match, tmp_path, capsys):
     src = tmp_path / "m.json"

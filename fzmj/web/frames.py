@@ -153,14 +153,15 @@ def describe_step(
         lines.append(f"{who} answers the claim window: {action_name(action)}")
     if claim is not None and after["claim"] is None:  # that was the window's last answer
         lines.append("claim window resolved: " + _resolution(before, after, result))
-    if result is not None:
-        return lines
     for s in range(4):
         b, a = before["seats"][s], after["seats"][s]
         laid = laid_flowers(b["flowers"], a["flowers"])
         if laid and before["hand"] == after["hand"]:
             names = " ".join(kind_name(k) for k in laid)
-            lines.append(f"seat {s} lays out flower(s) {names} and draws replacements")
+            final = after["wall"]["final"] >= 0 or result is not None  # the final round: no replacement (R6)
+            lines.append(f"seat {s} lays out flower(s) {names}" + ("" if final else " and draws replacements"))
+    if result is not None:
+        return lines
     if after["phase"] == "turn" and after["cur"] is not None and after["seats"][after["cur"]]["last_draw"] is not None:
         if before["cur"] != after["cur"] or before["phase"] != "turn" or claim is not None or action >= 27:
             lines.append(f"seat {after['cur']} draws {kind_name(after['seats'][after['cur']]['last_draw'])}")
