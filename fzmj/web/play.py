@@ -418,8 +418,11 @@ def _handler():
             except RequestError as e:
                 self.close_connection = True
                 return self._json(e.status, {"error": str(e)})
-            except PlayError as e:
-                return self._json(e.status, {"error": str(e), "state": session.state()})
+            except PlayError as e:  # the page asks for these as 200s: a stale click is no console error
+                soft = self.headers.get("X-Fzmj-Soft-Errors") == "1"
+                return self._json(
+                    200 if soft else e.status, {"error": str(e), "status": e.status, "state": session.state()}
+                )
             except AgentError as e:
                 sys.stderr.write(f"fzmj-play: error: {e}\n")
                 return self._json(500, {"error": str(e)})

@@ -12,7 +12,9 @@
   const bar = $("timerbar");
   const HU = 59, ROB = 60, PASS = 61;
   const st = { state: null, busy: false, timer: null, lastRenderMs: 0, animating: false };
-  const headers = { "Content-Type": "application/json", "X-Fzmj-Token": FZ.meta.token };
+  // soft errors: a refused request is answered 200 with {error, status, state}, so that a stale click
+  // (another tab moved the game on) is no console error
+  const headers = { "Content-Type": "application/json", "X-Fzmj-Token": FZ.meta.token, "X-Fzmj-Soft-Errors": "1" };
   const withToken = (path) => `${path}?token=${encodeURIComponent(FZ.meta.token)}`;
 
   // settings: kept in this browser, applied at once
@@ -33,13 +35,14 @@
     try {
       const r = body === undefined ? await fetch(withToken(path), { headers }) : await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
       const j = await r.json();
-      if (r.status === 409 && j.state) { // the game moved on (another tab, a reload): show it, no alarm
+      const status = j.status || r.status;
+      if (status === 409 && j.state) { // the game moved on (another tab, a reload): show it, no alarm
         error.textContent = "";
         countdown.textContent = "the game had moved on; the table is up to date";
         await show(j.state, false);
         return;
       }
-      if (!r.ok) { error.textContent = j.error || `error ${r.status}`; if (j.state) await show(j.state, false); return; }
+      if (j.error || !r.ok) { error.textContent = j.error || `error ${status}`; if (j.state) await show(j.state, false); return; }
       error.textContent = "";
       await show(j, body !== undefined);
     } catch (e) {
