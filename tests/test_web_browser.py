@@ -301,6 +301,7 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
         assert page.locator(".standings tr").count() == 5
         page.screenshot(path=str(OUT / "play_end.png"), full_page=True)
     finally:
+        page.goto("about:blank")  # leave before the server stops: no refresh hits a closed port
         server.shutdown()
         server.server_close()
     rec = F.load_record(record_path)
@@ -425,6 +426,7 @@ def test_phone_layout_fits_and_tap_targets_are_large(phone, match_record, tmp_pa
             clicks += 1
         assert clicks >= 3
     finally:
+        phone.goto("about:blank")
         server.shutdown()
         server.server_close()
 
@@ -475,6 +477,7 @@ def test_play_timer_never_passes_a_win_and_applies_at_once(page, tmp_path):
         page.wait_for_function("document.body.dataset.version !== undefined")
         assert page.input_value("#timer") == "7" and page.is_checked("#no-calls")
     finally:
+        page.goto("about:blank")
         server.shutdown()
         server.server_close()
 
