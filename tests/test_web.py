@@ -688,3 +688,62 @@ def test_trainer_keeps_evaluation_records(tmp_path):
             rec = F.load_record(p)
             F.replay(rec)
             assert "of ppo:" in rec["meta"]["why"]
+
+
+# ---- review mode ------------------------------------------------------------------------------
+class _Spy:
+    """Plays the first legal action and keeps every observation it was given."""
+
+    name = "spy"
+
+    def __init__(self):
+        self.seen = []
+
+    def act(self, obs, mask):
+        self.seen.append(np.array(obs[0]))
+        return np.array([int(np.flatnonzero(mask[0])[0])])
+
+
+def test_review_gives_the_agent_only_the_reviewed_seats_view(match):
+    from fzmj.web.review import review_record
+
+    spy = _Spy()
+    rev = review_record(match, spy, seat=2)
+    g = F.Game(hands_per_game=len(match["hands"]))
+    h0 = match["hands"][0]
+    g.reset(seed=match["seed"], wall=h0["wall"], dealer=h0["dealer"], streak=h0["streak"])
+    expect = []
+    o = np.zeros((F.encode.NUM_CHANNELS, 27), dtype=np.int8)
+    for s, a in match["decisions"]:
+        if s == 2:
+            F.encode.encode_table(g.buf, 0, 2, o)
+            expect.append(o.copy())
+        g.step(a)
+    assert len(spy.seen) == len(expect) == len(rev["at"]) and all(
+        np.array_equal(x, y) for x, y in zip(spy.seen, expect, strict=True)
+    )
+    steps = [i for i, (s, _) in enumerate(match["decisions"]) if s == 2]
+    assert sorted(rev["at"]) == steps
+    for r in rev["at"].values():  # one-hot of act: the first legal action
+        assert r["top"][0][1] == 1.0 and r["agree"] == (r["played"] == r["best"]) and r["value"] is None
+    assert 0 <= rev["agree"] <= rev["decisions"] <= len(steps)
+    assert all(row[1] == 1.0 for row in rev["largest"])  # a one-hot disagreement is a full gap
+    with pytest.raises(ValueError, match="0..3"):
+        review_record(match, spy, seat=4)
+
+
+def test_review_with_the_pretrained_policy_has_probabilities_and_values(match, tmp_path, capsys):
+    from fzmj.web.review import review_record
+
+    rev = review_record(match, "pretrained", seat=0)
+    for r in rev["at"].values():
+        total = sum(p for _, p, _ in r["top"])
+        assert 0 < total <= 1.0001 and r["top"][0][0] == r["best"] and isinstance(r["value"], float)
+    src = tmp_path / "m.json"
+    F.save_record(match, src)
+    assert R.main([str(src), "-o", str(tmp_path / "r.html"), "--review", "pretrained", "--seat", "1"]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('id="fzmj-data">', 1)[1].split("</script>", 1)[0])
+    assert data["review"]["seat"] == 1 and data["review"]["agent"] == "pretrained"
+    assert "--review" in _cli_error([str(src), "-o", str(tmp_path / "x.html"), "--review", "nobody"], capsys)
+    assert "--review-seat" in _cli_error([str(src), "-o", str(tmp_path / "x.html"), "--review-seat", "7"], capsys)

@@ -67,18 +67,23 @@ def _seat_names(record: dict) -> list[str]:
     return []
 
 
-def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay") -> str:
+def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay", review: dict | None = None) -> str:
     """The replay page of ``record`` as one HTML string. ``view``: a seat 0..3, or None for all.
+    ``review``: a :func:`fzmj.web.review.review_record` result, shown beside each decision.
 
     Raises :class:`~fzmj_env.record.RecordError` if the engine cannot replay the record exactly.
     """
     data = record_frames(record, view)
     data["meta"] = page_meta(_seat_names(record))
+    if review is not None:
+        data["review"] = review
     who = "every seat face up" if view is None else f"seat {view}'s view"
     subtitle = f"preset {data['preset']} · seed {data['seed']} · {len(data['hands'])} hand(s) · {who}"
     why = data["record_meta"].get("why")
     if why:
         subtitle += f" · {why}"
+    if review is not None:
+        subtitle += f" · reviewed by {review['agent']} for seat {review['seat']}"
     return fill(
         asset("replay.html"),
         {
@@ -92,10 +97,18 @@ def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay
     )
 
 
-def write_replay(record_path: str | Path, out: str | Path, view: int | None = None) -> Path:
-    """Read a record file and write its replay page; returns the output path."""
+def write_replay(
+    record_path: str | Path, out: str | Path, view: int | None = None, review_agent=None, review_seat: int = 0
+) -> Path:
+    """Read a record file and write its replay page; returns the output path. ``review_agent``
+    (a spec or an agent object) adds what it would have played at each decision of ``review_seat``."""
     record = load_record(record_path)
-    page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}")
+    review = None
+    if review_agent is not None:
+        from .review import review_record  # imports the agents only when a review is asked for
+
+        review = review_record(record, review_agent, review_seat)
+    page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}", review=review)
     out = Path(out)
     write_atomic(out, page)
     return out
@@ -111,7 +124,20 @@ def main(argv: list[str] | None = None) -> int:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--seat", type=int, metavar="N", help="show only what seat N (0-3) could see")
     g.add_argument("--all", action="store_true", help="show every seat face up (the default)")
+    p.add_argument("--review", metavar="AGENT_SPEC", help="show what this agent would play at each decision of a seat")
+    p.add_argument("--review-seat", type=int, metavar="N", help="the seat to review (default: --seat, else 0)")
     args = p.parse_args(argv)
+    review_seat = args.review_seat if args.review_seat is not None else args.seat if args.seat is not None else 0
+    if not 0 <= review_seat <= 3:
+        p.error(f"--review-seat must be 0..3, got {review_seat}")
+    agent = None
+    if args.review is not None:
+        from fzmj.agents import AgentSpecError, make_agent
+
+        try:
+            agent = make_agent(args.review)
+        except AgentSpecError as e:
+            p.error(f"--review: {e}")
     if args.seat is not None and not 0 <= args.seat <= 3:
         p.error(f"--seat must be 0..3, got {args.seat}")
     src = Path(args.record)
@@ -125,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(e))
     t0 = time.perf_counter()
     try:
-        write_replay(src, out, args.seat)
+        write_replay(src, out, args.seat, review_agent=agent, review_seat=review_seat)
     except RecordError as e:  # load_record's messages already name the file
         msg = str(e) if str(e).startswith(str(src)) else f"{src}: {e}"
         p.error(msg.replace("\n", " "))

@@ -33,7 +33,7 @@
   events.innerHTML = flat.map(([hi, , d], i) => {
     const f = frameAt(i);
     const what = d === null ? `hand ${hi + 1} ends: ${data.hands[hi].result.winner === null ? "drawn" : "seat " + data.hands[hi].result.winner + " wins"}` : `seat ${f.action.seat}: ${f.action.name}`;
-    const dis = review && review.at[d] && review.at[d].agree === false ? " dis" : "";
+    const dis = review && f.step !== null && review.at[f.step] && review.at[f.step].agree === false ? " dis" : "";
     return `<a href="${hashOf(i)}" data-i="${i}" class="${isCall(f) || d === null ? "call" : ""}${dis}">h${hi + 1} ${d === null ? "end" : "#" + d} · ${esc(what)}</a>`;
   }).join("");
   let current = null;
@@ -44,7 +44,7 @@
     const [hi, , d] = flat[state.index];
     const hand = data.hands[hi];
     const f = frameAt(state.index);
-    renderTable(root, f, { view: data.view === null ? null : data.view, result: hand.result, handInfo: { count: data.hands.length }, bottomSeat: state.bottom, extraSide: review ? reviewBox(d) : "" });
+    renderTable(root, f, { view: data.view === null ? null : data.view, result: hand.result, handInfo: { count: data.hands.length }, bottomSeat: state.bottom, extraSide: review ? reviewBox(f.step) : "" });
     pos.textContent = `hand ${hi + 1} / ${data.hands.length} · ${d === null ? "end of hand" : `decision ${d} / ${total}`}`;
     slider.value = state.index;
     if (current) current.classList.remove("cur");
@@ -59,9 +59,9 @@
     state.lastRenderMs = performance.now() - t0;
   }
 
-  function reviewBox(d) {
-    if (d === null) return reviewSummary();
-    const r = review.at[d];
+  function reviewBox(step) {
+    if (step === null) return reviewSummary();
+    const r = review.at[step];
     if (!r) return "";
     const rows = r.top.map(([a, p, name]) => `<tr class="${a === r.played ? "played" : ""}"><td>${esc(name)}${a === r.played ? " ◀ played" : ""}</td><td class="num">${(100 * p).toFixed(1)}%</td><td><span class="bar" style="width:${Math.round(80 * p)}px"></span></td></tr>`).join("");
     const value = r.value === null || r.value === undefined ? "" : `<p class="note">value estimate ${r.value.toFixed(3)}</p>`;
@@ -71,7 +71,10 @@
   }
   function reviewSummary() {
     if (!review) return "";
-    const worst = review.largest.map(([d, gap, played, best]) => `<li><a href="${hashOf(flat.findIndex((x) => x[2] === d))}">#${d}</a>: played ${esc(played)}, agent ${esc(best)} (Δp ${(100 * gap).toFixed(0)}%)</li>`).join("");
+    const worst = review.largest.map(([step, gap, played, best]) => {
+      const i = flat.findIndex((_, j) => frameAt(j).step === step);
+      return i < 0 ? "" : `<li><a href="${hashOf(i)}">${hashOf(i).slice(1)}</a>: played ${esc(played)}, agent ${esc(best)} (Δp ${(100 * gap).toFixed(0)}%)</li>`;
+    }).join("");
     return `<div class="box review summary"><h3>review summary</h3><p>${esc(review.agent)} agrees on <b>${review.agree}</b> of ${review.decisions} decisions of seat ${review.seat} (${(100 * review.agree / Math.max(1, review.decisions)).toFixed(1)}%)</p><ol>${worst}</ol></div>`;
   }
 
