@@ -137,10 +137,22 @@ def main(argv=None) -> int:
         fig["fzmj-replay write (ms)"] = 1000 * statistics.median(writes)
         fig["engine replay alone, baseline (ms)"] = 1000 * statistics.median(replays)
         fig["page size (KB)"] = html.stat().st_size / 1024
+        reviewer = make_agent("pretrained")
+        rev_html = Path(tmp) / "review.html"
+        write_replay(src, rev_html, review_agent=reviewer)  # warm-up
+        reviews = []
+        for _ in range(args.runs):
+            t0 = time.perf_counter()
+            write_replay(src, rev_html, review_agent=reviewer)
+            reviews.append(time.perf_counter() - t0)
+        fig["fzmj-replay --review pretrained write (ms)"] = 1000 * statistics.median(reviews)
+        t0 = time.perf_counter()
+        write_replay(src, rev_html, review_agent="pretrained")
+        fig["  the same, loading the agent too (ms)"] = 1000 * (time.perf_counter() - t0)
 
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=args.chromium, args=ARGS)
-            firsts, walls, steps = [], [], []
+            firsts, walls, steps, rsteps = [], [], [], []
             for _ in range(args.runs):
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 t0 = time.perf_counter()
@@ -164,6 +176,14 @@ def main(argv=None) -> int:
                     for name in ("replay.png", "replay_phone.png"):
                         _small_png(out / name)
                 page.close()
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(rev_html.as_uri())
+            page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+            for _ in range(40):
+                page.keyboard.press("ArrowRight")
+                rsteps.append(page.evaluate("fzmj.state.lastRenderMs"))
+            page.close()
+            fig["review page step: render + layout, median (ms)"] = statistics.median(rsteps)
             fig["page open: navigation to first frame (ms)"] = statistics.median(firsts)
             fig["page open: goto wall time (ms)"] = 1000 * statistics.median(walls)
             fig["page step: render + layout, median (ms)"] = statistics.median(steps)

@@ -747,3 +747,18 @@ def test_review_with_the_pretrained_policy_has_probabilities_and_values(match, t
     assert data["review"]["seat"] == 1 and data["review"]["agent"] == "pretrained"
     assert "--review" in _cli_error([str(src), "-o", str(tmp_path / "x.html"), "--review", "nobody"], capsys)
     assert "--review-seat" in _cli_error([str(src), "-o", str(tmp_path / "x.html"), "--review-seat", "7"], capsys)
+
+
+def test_play_hint_comes_from_the_persons_view_and_a_failing_reviewer_costs_only_the_hint(tmp_path):
+    spy = _Spy()
+    s = P.Session([make_agent("random:1")] * 3, seat=0, seed=3, reviewer=spy)
+    st = s.state()
+    assert st["hint"]["top"][0][0] == int(np.flatnonzero(s.game.mask)[0]) and st["hint"]["agent"] == "spy"
+    o = np.zeros((F.encode.NUM_CHANNELS, 27), dtype=np.int8)
+    F.encode.encode_table(s.game.buf, 0, 0, o)
+    assert np.array_equal(spy.seen[-1], o)
+    s.state()
+    assert len(spy.seen) == 1  # one evaluation per decision
+    s.reviewer = _Broken()
+    s._hint = None
+    assert "RuntimeError" in s.state()["hint"]["error"]

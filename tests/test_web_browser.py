@@ -504,3 +504,27 @@ def test_play_second_tab_follows_without_errors(browser, tmp_path):
         server.shutdown()
         server.server_close()
     assert not pa and not pb, pa + pb
+
+
+def test_review_page_shows_the_agent_beside_each_decision(page, match_record, tmp_path):
+    rec, src = match_record
+    html = tmp_path / "review.html"
+    t0 = time.perf_counter()
+    write_replay(src, html, review_agent="pretrained", review_seat=0)
+    write_s = time.perf_counter() - t0
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    first = next(i for i, (s, _) in enumerate(rec["decisions"]) if s == 0)
+    page.evaluate(f"fzmj.goto(fzmj.data.hands[0].frames.findIndex(f => f.step === {first}))")
+    assert page.locator(".review table tr").count() >= 1
+    assert "%" in page.inner_text(".review")
+    n_dis = page.evaluate("Object.values(fzmj.data.review.at).filter(r => !r.agree).length")
+    assert page.locator("#events a.dis").count() == n_dis
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowLeft")  # the end of hand 1: the summary
+    assert "agrees on" in page.inner_text(".review.summary")
+    ms = []
+    for _ in range(20):
+        page.keyboard.press("ArrowRight")
+        ms.append(page.evaluate("fzmj.state.lastRenderMs"))
+    _timing("review", {"write_s_with_pretrained": write_s, "step_render_ms_median": float(np.median(ms))})

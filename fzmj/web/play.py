@@ -104,6 +104,7 @@ class Session:
         seed: int = 0,
         rules=DEFAULT_RULES,
         record_path: Path | None = None,
+        reviewer=None,
     ):
         if not 0 <= seat <= 3:
             raise ValueError(f"seat must be 0..3, got {seat}")
@@ -130,6 +131,8 @@ class Session:
         self.saved: Path | None = None
         self.save_error: str | None = None
         self.steps: list[dict] = []  # the other seats' steps since the person's last request
+        self.reviewer = reviewer  # an agent whose suggestion the page may show at the person's turns
+        self._hint: tuple[int, dict | None] | None = None
         self.lock = threading.Lock()
         self._advance()
 
@@ -224,6 +227,14 @@ class Session:
             self.steps = []
             self._advance()
 
+    def _hint_now(self) -> dict | None:
+        if self._hint is None or self._hint[0] != self.version:  # one evaluation per decision
+            try:
+                self._hint = (self.version, _hint_of(self))
+            except Exception as e:  # noqa: BLE001 - a failing reviewer costs the hint, never the game
+                self._hint = (self.version, {"error": f"{type(e).__name__}: {e}"})
+        return self._hint[1]
+
     def record(self) -> dict:
         rec = make_record(self.game)
         rec["meta"] = {"source": "fzmj-play", "seats": self.names}
@@ -262,11 +273,29 @@ class Session:
                 "log": self.log[-40:],
                 "saved": str(Path(self.saved).resolve()) if self.saved else None,
                 "save_error": self.save_error,
+                "hint": self._hint_now() if mine and self.reviewer is not None else None,
             }
 
 
 MAX_BODY = 64 * 1024  # a request body is a few dozen bytes; anything far larger is refused unread
 SOCKET_TIMEOUT = 10.0  # seconds a connection may stay idle or half-sent before it is dropped
+
+
+def _hint_of(session: Session) -> dict:
+    """The reviewer's top actions for the person now, from the person's observation only."""
+    from .review import _probs  # one code path with fzmj-replay --review
+
+    g = session.game
+    obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
+    encode_table(g.buf, 0, session.seat, obs)
+    probs, value = _probs(session.reviewer, obs[None], g.mask[None].copy())
+    p = np.where(g.mask != 0, probs[0], 0.0)
+    order = [int(a) for a in np.argsort(-p, kind="stable")[:3] if p[a] > 0]
+    return {
+        "agent": str(getattr(session.reviewer, "name", "agent")),
+        "top": [[a, round(float(p[a]), 4), action_name(a)] for a in order],
+        "value": None if value is None else round(float(value[0]), 4),
+    }
 
 
 class PlayServer(ThreadingHTTPServer):
@@ -449,6 +478,7 @@ def play_page(session: Session, token: str = "") -> str:
     meta = page_meta(session.names)
     meta["token"] = token
     meta["record_name"] = Path(session.record_path).name if session.record_path else ""
+    meta["reviewer"] = str(getattr(session.reviewer, "name", "agent")) if session.reviewer is not None else None
     return fill(
         asset("play.html"),
         {
@@ -490,6 +520,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default 0: a free one)")
     p.add_argument("--out", metavar="RECORD.json", help="where to save the finished game (default fzmj-play-SEED.json)")
     p.add_argument("--force", action="store_true", help="overwrite an existing record at --out")
+    p.add_argument(
+        "--review", metavar="AGENT_SPEC", help="offer this agent's suggestion at your turns (a toggle on the page)"
+    )
     args = p.parse_args(argv)
     if not 0 <= args.seat <= 3:
         p.error(f"--seat must be 0..3, got {args.seat}")
@@ -517,6 +550,11 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as e:
         p.error(str(e))
     try:
+        reviewer = make_agent(args.review) if args.review else None
+    except AgentSpecError as e:
+        p.error(f"--review: {e}")
+    args.reviewer = reviewer
+    try:
         server = make_server(None, args.port)  # first: a port in use fails before any game starts
     except OSError as e:
         why = "is already in use" if e.errno == errno.EADDRINUSE else f"cannot be opened ({e.strerror})"
@@ -527,7 +565,9 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(server: PlayServer, args, agents: list, seed: int, rules, out: Path) -> int:
     t0 = time.perf_counter()
     try:
-        session = Session(agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out)
+        session = Session(
+            agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out, reviewer=args.reviewer
+        )
     except AgentError as e:  # an agent failed before the person's first turn
         server.server_close()
         print(f"fzmj-play: error: {e}", file=sys.stderr)

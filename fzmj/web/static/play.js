@@ -18,15 +18,16 @@
   const withToken = (path) => `${path}?token=${encodeURIComponent(FZ.meta.token)}`;
 
   // settings: kept in this browser, applied at once
-  const settings = { timer: 0, pace: 300, autoWin: false, noCalls: false, autoPass: false };
+  const settings = { timer: 0, pace: 300, autoWin: false, noCalls: false, autoPass: false, hint: false };
   try { Object.assign(settings, JSON.parse(localStorage.getItem("fzmj-play-settings") || "{}")); } catch (e) { /* a fresh start */ }
-  const inputs = { timer: $("timer"), pace: $("pace"), autoWin: $("auto-win"), noCalls: $("no-calls"), autoPass: $("auto-pass") };
+  const inputs = { timer: $("timer"), pace: $("pace"), autoWin: $("auto-win"), noCalls: $("no-calls"), autoPass: $("auto-pass"), hint: $("hint") };
+  $("hint-label").hidden = !FZ.meta.reviewer;
   for (const [k, el] of Object.entries(inputs)) {
     if (el.type === "checkbox") el.checked = !!settings[k]; else el.value = settings[k];
     el.addEventListener(el.type === "checkbox" ? "change" : "input", () => {
       settings[k] = el.type === "checkbox" ? el.checked : Math.max(0, Number(el.value) || 0);
       try { localStorage.setItem("fzmj-play-settings", JSON.stringify(settings)); } catch (e) { /* private mode */ }
-      if (st.state && !st.animating) decide(st.state); // a timer or toggle set now applies to this decision
+      if (st.state && !st.animating) { showHint(st.state); decide(st.state); } // applies to this decision at once
     });
   }
 
@@ -174,11 +175,20 @@
     }
   }
 
+  function showHint(s) {
+    const h = s.hint, box = $("hintbox");
+    if (!settings.hint || !h) { box.innerHTML = ""; return; }
+    if (h.error) { box.textContent = `hint unavailable: ${h.error}`; return; }
+    const top = h.top.map(([, p, name]) => `${esc(name)} ${(100 * p).toFixed(0)}%`).join(" · ");
+    box.innerHTML = `${esc(h.agent)} would play: <b>${top}</b>${h.value === null ? "" : ` (value ${h.value.toFixed(2)})`}`;
+  }
+
   async function show(s, paced = false) {
     clearTimer();
     if (paced) await animate(s);
     st.state = s;
     render(s);
+    showHint(s);
     decide(s);
   }
 
