@@ -449,10 +449,20 @@ def _fake_decision(page, legal: list[int], claim: bool) -> None:
 
 
 def test_play_timer_never_passes_a_win_and_applies_at_once(page, tmp_path):
-    session, server = _serve()
+    session, server = _serve(agents=("heuristic", "heuristic", "heuristic"))
     try:
         page.goto(server.url)
         page.wait_for_function("document.body.dataset.version !== undefined")
+        page.fill("#pace", "40")  # the other seats' moves are shown one by one, calls announced
+        for _ in range(6):
+            v = page.evaluate("document.body.dataset.version")
+            page.locator(".seat.me .tile.click, #actions button[data-action='61']").last.click()
+            page.wait_for_function(f"document.body.dataset.version !== '{v}'", timeout=20000)
+            if page.evaluate("document.body.dataset.handOver") == "1":
+                break
+        assert page.evaluate("fzmj.st.paced") >= 6
+        popups = page.evaluate("fzmj.st.popups")
+        assert all(p in ("吃 chi", "碰 peng", "杠 kong", "胡 hu") for p in popups)
         page.fill("#timer", "1")
         _fake_decision(page, [59, 61], claim=True)  # a claim window offering hu
         assert page.is_visible("#timerbar")

@@ -69,13 +69,19 @@ class PlayError(ValueError):
 
 
 MAX_STEPS = 400  # other seats' steps kept for the page to pace through (a hand has ~100-200)
-_CALLS = {"chi": "吃", "peng": "碰", "exposed_kong": "杠", "added_kong": "杠", "concealed_kong": "杠"}
+_CALLS = {
+    "chi": "吃 chi",
+    "peng": "碰 peng",
+    "exposed_kong": "杠 kong",
+    "added_kong": "杠 kong",
+    "concealed_kong": "杠 kong",
+}
 
 
 def _call(before: dict, after: dict, result: dict | None) -> str | None:
-    """The call a step made, as the table announces it (吃 / 碰 / 杠 / 胡), or None."""
+    """The call a step made, as the table announces it (吃 chi / 碰 peng / 杠 kong / 胡 hu), or None."""
     if result is not None and result.get("winner") is not None:
-        return "胡"
+        return "胡 hu"
     for b, a in zip(before["seats"], after["seats"], strict=True):
         if len(a["melds"]) > len(b["melds"]) or [m[0] for m in a["melds"]] != [m[0] for m in b["melds"]]:
             return _CALLS.get(a["melds"][-1][0] if len(a["melds"]) > len(b["melds"]) else "added_kong")

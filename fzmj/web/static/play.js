@@ -11,7 +11,7 @@
   const actions = $("actions"), error = $("error"), prompt = $("prompt"), countdown = $("countdown");
   const bar = $("timerbar");
   const HU = 59, ROB = 60, PASS = 61;
-  const st = { state: null, busy: false, timer: null, lastRenderMs: 0, animating: false };
+  const st = { state: null, busy: false, timer: null, lastRenderMs: 0, animating: false, paced: 0, popups: [] };
   // soft errors: a refused request is answered 200 with {error, status, state}, so that a stale click
   // (another tab moved the game on) is no console error
   const headers = { "Content-Type": "application/json", "X-Fzmj-Token": FZ.meta.token, "X-Fzmj-Soft-Errors": "1" };
@@ -166,6 +166,8 @@
     try {
       for (const step of steps) {
         renderTable(root, step.frame, { view: s.seat, handInfo: { count: s.hands }, popup: step.call, noSide: true });
+        st.paced += 1;
+        if (step.call) st.popups.push(step.call);
         if (step.lines.length) countdown.textContent = step.lines.join(" · ");
         await sleep(step.call ? Math.max(settings.pace, 700) : settings.pace);
       }
