@@ -127,19 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--review", metavar="AGENT_SPEC", help="show what this agent would play at each decision of a seat")
     p.add_argument("--review-seat", type=int, metavar="N", help="the seat to review (default: --seat, else 0)")
     args = p.parse_args(argv)
+    if args.seat is not None and not 0 <= args.seat <= 3:
+        p.error(f"--seat must be 0..3, got {args.seat}")
     review_seat = args.review_seat if args.review_seat is not None else args.seat if args.seat is not None else 0
     if not 0 <= review_seat <= 3:
         p.error(f"--review-seat must be 0..3, got {review_seat}")
-    agent = None
-    if args.review is not None:
-        from fzmj.agents import AgentSpecError, make_agent
-
-        try:
-            agent = make_agent(args.review)
-        except AgentSpecError as e:
-            p.error(f"--review: {e}")
-    if args.seat is not None and not 0 <= args.seat <= 3:
-        p.error(f"--seat must be 0..3, got {args.seat}")
     src = Path(args.record)
     if not src.is_file():
         p.error(f"{src}: no such file")
@@ -149,6 +141,14 @@ def main(argv: list[str] | None = None) -> int:
         check_out_path(out, force, inputs=(src,), what="-o" if args.out else "the output page")
     except ValueError as e:
         p.error(str(e))
+    agent = None  # loaded last: the cheap checks come first
+    if args.review is not None:
+        from fzmj.agents import AgentSpecError, make_agent
+
+        try:
+            agent = make_agent(args.review)
+        except AgentSpecError as e:
+            p.error(f"--review: {e}")
     t0 = time.perf_counter()
     try:
         write_replay(src, out, args.seat, review_agent=agent, review_seat=review_seat)
