@@ -463,6 +463,7 @@ def test_play_timer_never_passes_a_win_and_applies_at_once(page, tmp_path):
         assert page.evaluate("fzmj.st.paced") >= 6
         popups = page.evaluate("fzmj.st.popups")
         assert all(p in ("吃 chi", "碰 peng", "杠 kong", "胡 hu") for p in popups)
+        assert not page.is_visible("#hint-label")  # no --review: no hint toggle
         page.fill("#timer", "1")
         _fake_decision(page, [59, 61], claim=True)  # a claim window offering hu
         assert page.is_visible("#timerbar")
@@ -473,6 +474,7 @@ def test_play_timer_never_passes_a_win_and_applies_at_once(page, tmp_path):
         page.wait_for_timeout(1600)
         assert [json.loads(b)["action"] for _, b in page.evaluate("window.sent")] == [61]
         page.fill("#timer", "0")
+        assert not page.is_visible("#timerbar")
         page.check("#auto-win")
         _fake_decision(page, [59, 61], claim=True)
         page.wait_for_timeout(200)
