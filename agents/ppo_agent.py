@@ -63,3 +63,22 @@ class PPOAgent(Agent):
                 deterministic=self.deterministic,
             )
         return np.asarray(a.cpu().numpy() if hasattr(a, "cpu") else a, dtype=np.int64).reshape(-1)
+
+    def action_probs(self, obs, mask) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(probs (N, 62), value (N,) or None)``: the softmax of the masked logits (0 on illegal
+        actions) and the critic's value estimate (None when the critic needs oracle planes)."""
+        import torch
+
+        obs, mask = as_batch(obs, mask)
+        pol = self.policy
+        if not (hasattr(pol, "trunk") and hasattr(pol, "masked_logits")):  # a foreign module: its choice only
+            probs = np.zeros(mask.shape, dtype=np.float32)
+            probs[np.arange(len(mask)), self.act(obs, mask)] = 1.0
+            return probs, None
+        with torch.no_grad():
+            x = pol.prepare(torch.from_numpy(obs).to(self.device))
+            hidden = pol.trunk(x)
+            probs = torch.softmax(pol.masked_logits(hidden, torch.from_numpy(mask).to(self.device)), dim=-1)
+            value = None if getattr(pol, "oracle_critic", False) else pol.value_from(hidden, x, None)
+        probs = probs.cpu().numpy().astype(np.float32) * (mask != 0)
+        return probs, None if value is None else value.cpu().numpy().astype(np.float32)

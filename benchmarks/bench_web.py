@@ -8,7 +8,8 @@ Figures, medians of ``--runs`` runs on a 4-hand match record (two heuristic, two
 - one decision step (→ key): the page's render time including style and layout (target < 50 ms);
 - the play server: one person action answered (agents' moves included), ``Session.act``.
 
-``--screenshots DIR`` also writes the README's screenshots (replay page and play page).
+``--screenshots DIR`` also writes the README's screenshots (replay and play pages at 1366×768, and
+at a phone's 390×844: ``replay_phone.png``, ``play_phone.png``).
 
     python benchmarks/bench_web.py [--json] [--runs R] [--screenshots docs/img]
 
@@ -69,8 +70,8 @@ def _play_screens(browser, out: Path) -> None:
             )
             server = make_server(s, 0)
             threading.Thread(target=server.serve_forever, daemon=True).start()
-            page = browser.new_page(viewport={"width": 1240, "height": 900})
-            url = f"http://127.0.0.1:{server.server_address[1]}/"
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            url = server.url
             moves = 0
             shot_turn = False
             while s.pending_end is None:
@@ -78,6 +79,12 @@ def _play_screens(browser, out: Path) -> None:
                     page.goto(url)
                     page.wait_for_function("document.body.dataset.version !== undefined")
                     page.screenshot(path=str(out / "play_turn.png"))
+                    phone = browser.new_page(viewport={"width": 390, "height": 844})
+                    phone.goto(url)
+                    phone.wait_for_function("document.body.dataset.version !== undefined")
+                    phone.screenshot(path=str(out / "play_phone.png"))
+                    phone.goto("about:blank")
+                    phone.close()
                     shot_turn = True
                 encode_table(s.game.buf, 0, 0, obs)
                 s.act(int(me.act(obs[None], s.game.mask[None])[0]), s.version)
@@ -86,13 +93,14 @@ def _play_screens(browser, out: Path) -> None:
             if won and shot_turn:
                 page.goto(url)
                 page.wait_for_function("document.body.dataset.handOver === '1'")
-                page.screenshot(path=str(out / "play_result.png"))
+                page.screenshot(path=str(out / "play_result.png"), full_page=True)
+            page.goto("about:blank")
             page.close()
             server.shutdown()
             server.server_close()
             if won and shot_turn:
                 break
-    for name in ("play_turn.png", "play_result.png"):
+    for name in ("play_turn.png", "play_result.png", "play_phone.png"):
         _small_png(out / name)
 
 
@@ -129,10 +137,22 @@ def main(argv=None) -> int:
         fig["fzmj-replay write (ms)"] = 1000 * statistics.median(writes)
         fig["engine replay alone, baseline (ms)"] = 1000 * statistics.median(replays)
         fig["page size (KB)"] = html.stat().st_size / 1024
+        reviewer = make_agent("pretrained")
+        rev_html = Path(tmp) / "review.html"
+        write_replay(src, rev_html, review_agent=reviewer)  # warm-up
+        reviews = []
+        for _ in range(args.runs):
+            t0 = time.perf_counter()
+            write_replay(src, rev_html, review_agent=reviewer)
+            reviews.append(time.perf_counter() - t0)
+        fig["fzmj-replay --review pretrained write (ms)"] = 1000 * statistics.median(reviews)
+        t0 = time.perf_counter()
+        write_replay(src, rev_html, review_agent="pretrained")
+        fig["  the same, loading the agent too (ms)"] = 1000 * (time.perf_counter() - t0)
 
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=args.chromium, args=ARGS)
-            firsts, walls, steps = [], [], []
+            firsts, walls, steps, rsteps = [], [], [], []
             for _ in range(args.runs):
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 t0 = time.perf_counter()
@@ -149,9 +169,21 @@ def main(argv=None) -> int:
                     page.keyboard.press("Home")
                     data = page.evaluate("fzmj.data.hands[0].frames.map(f => !!f.claim && f.claim.asked.length > 0)")
                     page.evaluate(f"fzmj.goto({data.index(True, 12) if True in data[12:] else 12})")
+                    page.set_viewport_size({"width": 1366, "height": 768})
                     page.screenshot(path=str(out / "replay.png"))
-                    _small_png(out / "replay.png")
+                    page.set_viewport_size({"width": 390, "height": 844})
+                    page.screenshot(path=str(out / "replay_phone.png"))
+                    for name in ("replay.png", "replay_phone.png"):
+                        _small_png(out / name)
                 page.close()
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(rev_html.as_uri())
+            page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+            for _ in range(40):
+                page.keyboard.press("ArrowRight")
+                rsteps.append(page.evaluate("fzmj.state.lastRenderMs"))
+            page.close()
+            fig["review page step: render + layout, median (ms)"] = statistics.median(rsteps)
             fig["page open: navigation to first frame (ms)"] = statistics.median(firsts)
             fig["page open: goto wall time (ms)"] = 1000 * statistics.median(walls)
             fig["page step: render + layout, median (ms)"] = statistics.median(steps)

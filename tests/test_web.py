@@ -8,8 +8,10 @@ scripted scenarios are the R9.4 / R9.5 rule tests' walls.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -160,13 +162,94 @@ def test_frames_refuse_a_bad_view(match):
         record_frames(match, view=4)
 
 
+def _laid(lines: list[str]) -> dict[int, list[str]]:
+    """Flower names each seat is said to lay out, from event lines."""
+    out: dict[int, list[str]] = {s: [] for s in range(4)}
+    for line in lines:
+        if "lays out flower(s)" in line:
+            seat = int(line.split("seat ", 1)[1].split(" ", 1)[0])
+            out[seat] += line.split("flower(s) ", 1)[1].split(" and ", 1)[0].split()
+    return out
+
+
+def test_flower_lines_name_the_flowers_the_engine_laid_out():
+    """The named flowers of each hand are exactly the laid-out ones beyond the deal's (per kind)."""
+    checked = 0
+    for seed in range(4):
+        data = record_frames(_random_match(2, seed=seed))
+        for h in data["hands"]:
+            first, last = h["frames"][0], h["frames"][-1]
+            named = _laid([e for f in h["frames"] for e in f["events"]])
+            for s in range(4):
+                expect = list(last["seats"][s]["flowers"])
+                for k in first["seats"][s]["flowers"]:
+                    expect.remove(k)
+                assert sorted(named[s]) == sorted(F.kind_name(k) for k in expect)
+                checked += len(expect)
+    assert checked > 10
+    s = P.Session([make_agent("random:1")] * 3, seat=0, hands=2, seed=0)
+    deal = [list(x["flowers"]) for x in s.state()["frame"]["seats"]]
+    rng = np.random.default_rng(1)
+    while not s.game.done and not s.state()["hand_over"]:
+        st = s.state()
+        s.act(int(rng.choice([a for a, _ in st["legal"]])), st["version"])
+    named = _laid(s.log)
+    for seat in range(4):  # the deal's flowers are never reported again as newly laid out
+        expect = list(s.state()["frame"]["seats"][seat]["flowers"])
+        for k in deal[seat]:
+            expect.remove(k)
+        assert sorted(named[seat]) == sorted(F.kind_name(k) for k in expect)
+
+
+def test_result_rows_explain_the_value_line_by_line():
+    shown = 0
+    for seed in range(3):
+        data = record_frames(P.play_agents(["heuristic"] * 4, hands=2, seed=seed))
+        for h in data["hands"]:
+            r = h["result"]
+            for row in r["rows"]:
+                assert all("{}" not in str(x) and "[]" not in str(x) for x in row)
+            if r["winner"] is None:
+                continue
+            rows = {row[0]: row[1] for row in r["rows"]}
+            assert rows["= value V"] == r["value"]
+            assert (
+                rows["sum"]
+                == rows["flowers + kongs 花/杠"] + rows["golds 金"] + rows["dealer streak 连庄"] + rows["base 底"]
+            )
+            assert rows["× 2"] + rows["+ special 特殊"] == r["value"]
+            end = h["frames"][-1]
+            assert end["win_tile"] in end["seats"][r["winner"]]["hand"] or r["win_type"] == "rob_gold"
+            shown += 1
+    assert shown >= 3
+
+
+def test_play_steps_show_the_other_seats_moves_in_the_persons_view(tmp_path):
+    s = _session(tmp_path, agents=("heuristic", "heuristic", "heuristic"))
+    calls = set()
+    rng = np.random.default_rng(2)
+    while not s.game.done:
+        st = s.state()
+        for step in st["steps"]:
+            assert step["seat"] != 0
+            if step["frame"] is not None:  # R12: only the person's tiles
+                assert all(step["frame"]["seats"][o]["hand"] is None for o in (1, 2, 3))
+            calls.add(step["call"])
+        if st["hand_over"]:
+            s.next_hand(st["version"])
+        else:
+            s.act(int(rng.choice([a for a, _ in st["legal"]])), st["version"])
+    assert None in calls and len(calls) >= 2  # plain steps and at least one call were announced
+
+
 # ---- fzmj-replay ------------------------------------------------------------------------------
 def test_replay_cli_writes_one_self_contained_page(match, tmp_path, capsys):
     src = tmp_path / "m.json"
     F.save_record(match, src)
     assert R.main([str(src), "-o", str(tmp_path / "m.html")]) == 0
     page = (tmp_path / "m.html").read_text(encoding="utf-8")
-    assert "<script src" not in page and "<link" not in page and "http://" not in page and "https://" not in page
+    assert "<script src" not in page and "http://" not in page and "https://" not in page
+    assert page.count("<link") == 1 and '<link rel="icon" href="data:,">' in page  # no favicon request
     data = json.loads(page.split('id="fzmj-data">', 1)[1].split("</script>", 1)[0])
     assert data["decisions"] == len(match["decisions"]) and data["preset"] == "fuzhou-lianzhong"
     assert "wrote" in capsys.readouterr().out
@@ -258,8 +341,9 @@ def test_play_session_plays_a_match_and_saves_a_record_that_replays(tmp_path):
     assert R.replay_html(rec)  # the viewer reads it
 
 
-def _post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+def _post(url, body, token=None, headers=None):
+    h = {"Content-Type": "application/json", **({"X-Fzmj-Token": token} if token else {}), **(headers or {})}
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=h)
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, json.loads(r.read())
@@ -267,35 +351,162 @@ def _post(url, body):
         return e.code, json.loads(e.read())
 
 
-def test_play_server_answers_on_localhost_only_and_rejects_bad_requests(tmp_path):
+@pytest.fixture()
+def served(tmp_path):
+    """A session behind a running server: (session, server, base url, token)."""
     s = _session(tmp_path)
     server = P.make_server(s, 0)
-    assert server.server_address[0] == "127.0.0.1"
-    t = threading.Thread(target=server.serve_forever, daemon=True)
-    t.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield s, server, f"http://127.0.0.1:{server.server_address[1]}", server.token
+    server.shutdown()
+    server.server_close()
+
+
+def test_play_server_answers_on_localhost_only_and_rejects_bad_requests(served):
+    s, server, base, tok = served
+    assert server.server_address[0] == "127.0.0.1" and server.url == f"{base}/?token={tok}"
+    with urllib.request.urlopen(server.url, timeout=10) as r:
+        assert "fzmj-play" in r.read().decode()
+    req = urllib.request.Request(base + "/state", headers={"X-Fzmj-Token": tok})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        st = json.loads(r.read())
+    legal = [a for a, _ in st["legal"]]
+    illegal = next(a for a in range(62) if a not in legal)
+    code, body = _post(base + "/act", {"action": illegal, "version": st["version"]}, tok)
+    assert code == 400 and "cannot take" in body["error"] and body["state"]["version"] == st["version"]
+    code, body = _post(base + "/act", {"action": legal[0], "version": st["version"] + 7}, tok)
+    assert code == 409 and "stale" in body["error"]
+    code, body = _post(base + "/act", {"action": legal[0], "version": st["version"]}, tok)
+    assert code == 200 and body["version"] == st["version"] + 1
+    code, body = _post(base + "/nothing", {}, tok)
+    assert code == 404
+    with pytest.raises(urllib.error.HTTPError) as e:  # the record holds the walls: not before the end
+        urllib.request.urlopen(f"{base}/record?token={tok}", timeout=10)
+    assert e.value.code == 409
+
+
+def _raw(port: int, data: bytes, timeout: float = 15) -> tuple[int, str]:
+    """Send raw bytes, read the whole answer: (status, the JSON error or body text)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
+        c.sendall(data)
+        c.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := c.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode("utf-8", "replace")
+
+
+def _request(port, path="/act", body=b"{}", host=None, token="", extra=b"", method=b"POST"):
+    host = f"127.0.0.1:{port}" if host is None else host
+    head = method + b" " + path.encode() + b" HTTP/1.1\r\nHost: " + host.encode() + b"\r\n"
+    if token:
+        head += b"X-Fzmj-Token: " + token.encode() + b"\r\n"
+    if method == b"POST" and b"Content-Length" not in extra:
+        head += b"Content-Length: " + str(len(body)).encode() + b"\r\n"
+    return head + extra + b"\r\n" + body
+
+
+def test_play_server_refuses_other_pages_and_rebound_names(served):
+    """Class: a foreign web page or a DNS-rebound host name must neither read nor play the game."""
+    s, server, base, tok = served
+    port = server.server_address[1]
+    v = s.version
+    body = json.dumps({"action": s.game.legal_actions[0], "version": v}).encode()
+    cases = [
+        _request(port, body=body),  # no token (a text/plain form or fetch from another page)
+        _request(port, body=body, token="x" * len(tok)),  # a wrong token
+        _request(port, body=body, token=tok[:-1]),  # a prefix of the token
+        _request(port, body=body, token=tok, host=f"evil.example:{port}"),  # DNS rebinding
+        _request(port, body=body, token=tok, host="127.0.0.1:1"),  # another port
+        _request(port, body=body, token=tok, host=""),
+        _request(port, body=body, token=tok, extra=f"Origin: http://localhost:{port + 1}\r\n".encode()),
+        _request(port, body=body, token=tok, extra=b"Origin: null\r\n"),  # a file:// page
+        _request(port, body=body, token=tok, extra=b"Origin: http://evil.example\r\n"),
+        _request(port, "/state", b"", method=b"GET"),  # reading needs the token too
+        _request(port, "/", b"", method=b"GET"),
+        _request(port, "/record", b"", method=b"GET", host="attacker.test"),
+        _request(port, f"/state?token={tok}", b"", method=b"GET", host=f"rebind.test:{port}"),
+    ]
+    for raw in cases:
+        code, text = _raw(port, raw)
+        assert code == 403 and json.loads(text)["error"], raw
+    assert s.version == v
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}"):  # the page's own origin and host work
+        origin = f"Origin: http://{host}\r\n".encode()
+        code, _ = _raw(port, _request(port, f"/state?token={tok}", b"", host=host, extra=origin, method=b"GET"))
+        assert code == 200
+    assert _raw(port, _request(port, "/favicon.ico", b"", method=b"GET"))[0] == 200
+
+
+def test_play_server_bad_bodies_get_one_line_400s(served, capfd):
+    """Class: malformed requests are the client's fault: 4xx with one line, never 500, nothing printed."""
+    s, server, base, tok = served
+    port = server.server_address[1]
+    v = s.version
+    bad = [
+        (b"\xff\xfe{", 400, "UTF-8"),
+        (b'{"action": "\xc3\x28"}', 400, "UTF-8"),
+        (b"[" * 30000, 400, "nested"),
+        (b"{not json", 400, "JSON"),
+        (b"[1, 2]", 400, "JSON object"),
+        (b"null", 400, "JSON object"),
+    ]
+    for body, status, word in bad:
+        code, text = _raw(port, _request(port, body=body, token=tok))
+        assert code == status and word in json.loads(text)["error"], (body[:20], text)
+    for extra, status in (
+        (b"Content-Length: abc\r\n", 400),
+        (b"Content-Length: -5\r\n", 400),
+        (b"Content-Length: 99999999\r\n", 413),
+    ):
+        code, text = _raw(port, _request(port, body=b"{}", token=tok, extra=extra))
+        assert code == status and "\n" not in json.loads(text)["error"]
+    code, text = _raw(port, _request(port, body=b"{}", token=tok, extra=b"Content-Length: 10\r\n"))
+    assert code == 400 and "shorter" in json.loads(text)["error"]  # the peer closed its half early
+    assert s.version == v
+    # an early disconnect: a request sent, the socket closed before the answer is read
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", port)) as c:
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            c.sendall(_request(port, f"/state?token={tok}", b"", method=b"GET"))
+    time.sleep(0.3)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err and "agent" not in err and err.count("\n") <= 3
+
+
+def test_play_server_idle_or_half_sent_connections_block_nobody(served):
+    """Class: one stalled connection must not stop other requests (threads, socket timeouts)."""
+    s, server, base, tok = served
+    port = server.server_address[1]
+    idle = socket.create_connection(("127.0.0.1", port))  # sends nothing
+    half = socket.create_connection(("127.0.0.1", port))  # promises 100 bytes, sends 2
+    half.sendall(_request(port, body=b"{}", token=tok, extra=b"Content-Length: 100\r\n"))
     try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        with urllib.request.urlopen(base + "/", timeout=10) as r:
-            assert "fzmj-play" in r.read().decode()
-        with urllib.request.urlopen(base + "/state", timeout=10) as r:
-            st = json.loads(r.read())
-        legal = [a for a, _ in st["legal"]]
-        code, body = _post(
-            base + "/act", {"action": next(a for a in range(62) if a not in legal), "version": st["version"]}
-        )
-        assert code == 400 and "cannot take" in body["error"] and body["state"]["version"] == st["version"]
-        code, body = _post(base + "/act", {"action": legal[0], "version": st["version"] + 7})
-        assert code == 409 and "stale" in body["error"]
-        code, body = _post(base + "/act", {"action": legal[0], "version": st["version"]})
-        assert code == 200 and body["version"] == st["version"] + 1
-        code, body = _post(base + "/nothing", {})
-        assert code == 404
-        with pytest.raises(urllib.error.HTTPError) as e:  # the record holds the walls: not before the end
-            urllib.request.urlopen(base + "/record", timeout=10)
-        assert e.value.code == 409
+        t0 = time.perf_counter()
+        req = urllib.request.Request(base + "/state", headers={"X-Fzmj-Token": tok})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            assert r.status == 200
+        assert time.perf_counter() - t0 < 4
     finally:
-        server.shutdown()
-        server.server_close()
+        idle.close()
+        half.close()
+
+
+def test_pages_embed_json_that_no_content_can_break(match, tmp_path):
+    """Class: metadata or agent names holding HTML must stay data (no early end of the script)."""
+    rec = json.loads(json.dumps(match))
+    nasty = "<!--<script>x</script>\u2028\u2029&amp;</ScRiPt><img src=x onerror=alert(1)>"
+    rec["meta"] = {"seats": [nasty] * 4, "why": nasty}
+    page = R.replay_html(rec)
+    blob = page.split('id="fzmj-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in blob and ">" not in blob and "&" not in blob and "\u2028" not in blob
+    assert json.loads(blob)["meta"]["seat_names"] == [nasty] * 4
+    s = _session(tmp_path)
+    s.names = [nasty] * 4
+    page = P.play_page(s, "tok")
+    blob = page.split('id="fzmj-meta">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in blob and json.loads(blob)["seat_names"] == [nasty] * 4
 
 
 def _play_cli_error(argv, capsys) -> str:
@@ -319,6 +530,98 @@ def test_play_cli_errors(tmp_path, capsys):
         out = str(tmp_path / "g.json")
         assert "already in use" in _play_cli_error(["--agents", "random", "--port", str(port), "--out", out], capsys)
         assert not (tmp_path / "g.json").exists()  # refused before any game started
+
+
+def test_play_cli_refuses_output_paths_and_numbers_before_starting(tmp_path, capsys, monkeypatch):
+    """Class: nothing is lost: every output path and number is checked before the game starts."""
+    monkeypatch.chdir(tmp_path)
+    base = ["--agents", "random", "--seed", "5"]
+    (tmp_path / "adir").mkdir()
+    assert "is a directory" in _play_cli_error([*base, "--out", "adir"], capsys)
+    assert "does not exist" in _play_cli_error([*base, "--out", "nope/x.json"], capsys)
+    if Path("/dev/full").exists():
+        assert "not a regular file" in _play_cli_error([*base, "--out", "/dev/full", "--force"], capsys)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if not os.access(ro, os.W_OK):  # root writes anywhere: nothing to test then
+            assert "not writable" in _play_cli_error([*base, "--out", str(ro / "x.json")], capsys)
+    finally:
+        ro.chmod(0o700)
+    (tmp_path / "old.json").write_text("precious")
+    assert "--force" in _play_cli_error([*base, "--out", "old.json"], capsys)
+    (tmp_path / "fzmj-play-5.json").write_text("precious")  # the default name is protected too
+    assert "already exists" in _play_cli_error(base, capsys)
+    assert (tmp_path / "old.json").read_text() == "precious" == (tmp_path / "fzmj-play-5.json").read_text()
+    assert "--hands must be 1..10000" in _play_cli_error([*base, "--hands", "20000"], capsys)
+    assert "--hands" in _play_cli_error([*base, "--hands", "0"], capsys)
+    assert "--seed" in _play_cli_error(["--agents", "random", "--seed", str(2**64)], capsys)
+    assert "--seed" in _play_cli_error(["--agents", "random", "--seed", "-1"], capsys)
+
+
+class _Broken:
+    name = "broken"
+
+    def act(self, obs, mask):
+        raise RuntimeError("boom\nsecond line")
+
+
+def test_play_agent_failures_are_one_line(tmp_path, capsys, monkeypatch):
+    """An agent raising (before the person's first turn or later) is named in one line; no traceback."""
+    g = F.Game()
+    g.reset(seed=9)
+    seat = (g.view.m[F.core.state.DEALER] + 1) % 4  # the dealer, an agent, acts first
+    with pytest.raises(P.AgentError, match=r"seat \d \(broken\) failed: RuntimeError: boom second line"):
+        P.Session([_Broken()] * 3, seat=int(seat), seed=9)
+    (tmp_path / "brokenagent.py").write_text(
+        "class Broken:\n    def act(self, obs, mask):\n        raise RuntimeError('boom')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["--agents", "python:brokenagent:Broken", "--seed", "9", "--seat", str(int(seat))]
+    assert P.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "failed: RuntimeError: boom" in err and not list(tmp_path.glob("*.json"))
+    # the largest seed plays: the agents' own seeds wrap instead of overflowing
+    P.Session([make_agent("random")] * 3, seat=0, seed=2**64 - 1)
+
+
+def test_play_session_keeps_the_record_when_saving_fails(tmp_path, capsys):
+    s = P.Session([make_agent("random:1")] * 3, seat=0, seed=4, record_path=tmp_path / "gone" / "g.json")
+    rng = np.random.default_rng(1)
+    while not s.game.done:
+        st = s.state()
+        if st["hand_over"]:
+            s.next_hand(st["version"])
+        else:
+            s.act(int(rng.choice([a for a, _ in st["legal"]])), st["version"])
+    st = s.state()
+    assert st["saved"] is None and "cannot save the record" in st["save_error"]
+    assert "download it from the page" in capsys.readouterr().err
+    assert F.replay(s.record()).scores == s.game.scores  # still served by /record
+
+
+def test_replay_cli_refuses_output_paths_that_lose_data(match, tmp_path, capsys):
+    src = tmp_path / "m.json"
+    F.save_record(match, src)
+    before = src.read_bytes()
+    (tmp_path / "d").mkdir()
+    assert "is a directory" in _cli_error([str(src), "-o", str(tmp_path / "d")], capsys)
+    assert "is the input file" in _cli_error([str(src), "-o", str(src)], capsys)
+    assert "is the input file" in _cli_error([str(src), "-o", str(tmp_path / "." / "m.json")], capsys)
+    html_named = tmp_path / "x.html"
+    html_named.write_bytes(before)
+    assert "is the input file" in _cli_error([str(html_named)], capsys)
+    other = tmp_path / "other.json"
+    other.write_text("keep me")
+    assert "--force" in _cli_error([str(src), "-o", str(other)], capsys)
+    if Path("/dev/full").exists():
+        assert "not a regular file" in _cli_error([str(src), "-o", "/dev/full", "--force"], capsys)
+    assert src.read_bytes() == before == html_named.read_bytes() and other.read_text() == "keep me"
+    assert R.main([str(src), "-o", str(tmp_path / "m.html")]) == 0  # a page may be replaced
+    assert R.main([str(src), "-o", str(tmp_path / "m.html")]) == 0
+    assert R.main([str(src), "-o", str(other), "--force"]) == 0
+    assert not list(tmp_path.glob(".*.tmp"))
 
 
 # ---- fzmj-eval --save-records -----------------------------------------------------------------
@@ -385,3 +688,77 @@ def test_trainer_keeps_evaluation_records(tmp_path):
             rec = F.load_record(p)
             F.replay(rec)
             assert "of ppo:" in rec["meta"]["why"]
+
+
+# ---- review mode ------------------------------------------------------------------------------
+class _Spy:
+    """Plays the first legal action and keeps every observation it was given."""
+
+    name = "spy"
+
+    def __init__(self):
+        self.seen = []
+
+    def act(self, obs, mask):
+        self.seen.append(np.array(obs[0]))
+        return np.array([int(np.flatnonzero(mask[0])[0])])
+
+
+def test_review_gives_the_agent_only_the_reviewed_seats_view(match):
+    from fzmj.web.review import review_record
+
+    spy = _Spy()
+    rev = review_record(match, spy, seat=2)
+    g = F.Game(hands_per_game=len(match["hands"]))
+    h0 = match["hands"][0]
+    g.reset(seed=match["seed"], wall=h0["wall"], dealer=h0["dealer"], streak=h0["streak"])
+    expect = []
+    o = np.zeros((F.encode.NUM_CHANNELS, 27), dtype=np.int8)
+    for s, a in match["decisions"]:
+        if s == 2:
+            F.encode.encode_table(g.buf, 0, 2, o)
+            expect.append(o.copy())
+        g.step(a)
+    assert len(spy.seen) == len(expect) == len(rev["at"]) and all(
+        np.array_equal(x, y) for x, y in zip(spy.seen, expect, strict=True)
+    )
+    steps = [i for i, (s, _) in enumerate(match["decisions"]) if s == 2]
+    assert sorted(rev["at"]) == steps
+    for r in rev["at"].values():  # one-hot of act: the first legal action
+        assert r["top"][0][1] == 1.0 and r["agree"] == (r["played"] == r["best"]) and r["value"] is None
+    assert 0 <= rev["agree"] <= rev["decisions"] <= len(steps)
+    assert all(row[1] == 1.0 for row in rev["largest"])  # a one-hot disagreement is a full gap
+    with pytest.raises(ValueError, match="0..3"):
+        review_record(match, spy, seat=4)
+
+
+def test_review_with_the_pretrained_policy_has_probabilities_and_values(match, tmp_path, capsys):
+    from fzmj.web.review import review_record
+
+    rev = review_record(match, "pretrained", seat=0)
+    for r in rev["at"].values():
+        total = sum(p for _, p, _ in r["top"])
+        assert 0 < total <= 1.0001 and r["top"][0][0] == r["best"] and isinstance(r["value"], float)
+    src = tmp_path / "m.json"
+    F.save_record(match, src)
+    assert R.main([str(src), "-o", str(tmp_path / "r.html"), "--review", "pretrained", "--seat", "1"]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    data = json.loads(page.split('id="fzmj-data">', 1)[1].split("</script>", 1)[0])
+    assert data["review"]["seat"] == 1 and data["review"]["agent"] == "pretrained"
+    assert "--review" in _cli_error([str(src), "-o", str(tmp_path / "x.html"), "--review", "nobody"], capsys)
+    assert "--review-seat" in _cli_error([str(src), "-o", str(tmp_path / "x.html"), "--review-seat", "7"], capsys)
+
+
+def test_play_hint_comes_from_the_persons_view_and_a_failing_reviewer_costs_only_the_hint(tmp_path):
+    spy = _Spy()
+    s = P.Session([make_agent("random:1")] * 3, seat=0, seed=3, reviewer=spy)
+    st = s.state()
+    assert st["hint"]["top"][0][0] == int(np.flatnonzero(s.game.mask)[0]) and st["hint"]["agent"] == "spy"
+    o = np.zeros((F.encode.NUM_CHANNELS, 27), dtype=np.int8)
+    F.encode.encode_table(s.game.buf, 0, 0, o)
+    assert np.array_equal(spy.seen[-1], o)
+    s.state()
+    assert len(spy.seen) == 1  # one evaluation per decision
+    s.reviewer = _Broken()
+    s._hint = None
+    assert "RuntimeError" in s.state()["hint"]["error"]

@@ -61,14 +61,31 @@ def browser():
         b.close()
 
 
+def _watched(browser, width: int, height: int):
+    """A page whose console warnings and errors (a missing favicon included) and uncaught
+    exceptions are collected: any of them fails the test."""
+    pg = browser.new_page(viewport={"width": width, "height": height})
+    problems: list[str] = []
+    pg.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
+    pg.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("warning", "error") else None)
+    pg.problems = problems
+    return pg, problems
+
+
 @pytest.fixture()
 def page(browser):
-    pg = browser.new_page(viewport={"width": 1280, "height": 960})
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg, problems = _watched(browser, 1280, 960)
     yield pg
     pg.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    assert not problems, f"console warnings/errors on the page: {problems}"
+
+
+@pytest.fixture()
+def phone(browser):
+    pg, problems = _watched(browser, 390, 844)
+    yield pg
+    pg.close()
+    assert not problems, f"console warnings/errors on the page: {problems}"
 
 
 def _timing(name: str, values: dict) -> None:
@@ -217,15 +234,17 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
     server = P.make_server(session, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        page.goto(server.url)
         page.wait_for_function("document.body.dataset.version !== undefined")
+        page.fill("#pace", "0")  # no pause between the agents' steps in this test
         # an illegal request from the page's origin: refused, nothing changes
         before = page.evaluate("+document.body.dataset.version")
         status = page.evaluate(
-            "v => fetch('/act', {method: 'POST', body: JSON.stringify({action: 99, version: v})}).then(r => r.status)",
+            "v => fetch('/act', {method: 'POST', headers: {'X-Fzmj-Token': FZ.meta.token}, body: JSON.stringify({action: 99, version: v})}).then(r => r.status)",
             before,
         )
         assert status == 400 and session.version == before
+        page.problems.clear()  # that deliberate 400 is the only console error allowed
         clicks = 0
         shot = False
         timed_out = False
@@ -233,6 +252,10 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
             version = page.evaluate("document.body.dataset.version")
             if page.evaluate("document.body.dataset.handOver") == "1":
                 page.screenshot(path=str(OUT / "play_result.png"), full_page=True)
+                assert page.inner_text("#next-hand") == "final standings ▶"  # a 1-hand match: no next hand
+                if page.evaluate("fzmj.st.state.result.winner") is not None:
+                    assert page.locator(".result .tile.win").count() >= 1  # the winning tile is marked
+                assert "{}" not in page.inner_text(".result") and "[]" not in page.inner_text(".result")
                 page.click("#next-hand")
             elif page.locator(".seat .tile.click").count():
                 if not shot and clicks >= 6:
@@ -240,10 +263,14 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
                     shot = True
                 tiles = page.locator(".seat .tile.click")
                 tiles.nth(clicks % tiles.count()).click()  # a discard: click the tile
-            elif not timed_out and page.locator("#actions button", has_text="pass").count():
-                # a claim window: the person's timer (set now) answers "pass" for them
+            elif (
+                not timed_out
+                and page.locator("#actions button[data-action='61']").count()
+                and not page.locator("#actions button.hu").count()
+            ):
+                # a claim window without a win: the timer, typed while the window is open, passes for them
                 page.fill("#timer", "1")
-                page.evaluate("fzmj.show(fzmj.st.state)")
+                assert page.is_visible("#timerbar")
                 page.wait_for_function(f"document.body.dataset.version !== '{version}'", timeout=10000)
                 page.fill("#timer", "0")
                 assert any("seat 0 answers the claim window: pass" in x for x in session.log)
@@ -253,16 +280,28 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
             else:
                 buttons = page.locator("#actions button")
                 assert buttons.count() > 0, "the person is to act but the page offers nothing"
-                labels = buttons.all_inner_texts()
-                pick = labels.index("hu") if "hu" in labels else labels.index("pass") if "pass" in labels else 0
+                for b in buttons.all():  # chi / peng / kong buttons show the tiles they make
+                    if b.get_attribute("data-action") in ("27", "28", "29", "30"):
+                        assert b.locator(".tile").count() == 3
+                acts = [b.get_attribute("data-action") for b in buttons.all()]
+                pick = acts.index("59") if "59" in acts else acts.index("61") if "61" in acts else 0
                 buttons.nth(pick).click()
             page.wait_for_function(f"document.body.dataset.version !== '{version}'", timeout=10000)
             clicks += 1
             assert clicks < 400
         assert page.text_content("#prompt").startswith("game over")
+        assert page.inner_text("#prompt").startswith("game over")  # not upper-cased by the style
         assert page.evaluate("document.getElementById('error').textContent") == ""
+        assert not [t for t in page.locator("#actions button").all_inner_texts() if t.startswith("discard")]
+        for link in ("#record-link", "#replay-link"):  # the standings link the record and its replay
+            status = page.evaluate(
+                f"fetch(document.querySelector('{link}').href).then(r => r.text().then(() => r.status))"
+            )
+            assert status == 200
+        assert page.locator(".standings tr").count() == 5
         page.screenshot(path=str(OUT / "play_end.png"), full_page=True)
     finally:
+        page.goto("about:blank")  # leave before the server stops: no refresh hits a closed port
         server.shutdown()
         server.server_close()
     rec = F.load_record(record_path)
@@ -275,3 +314,229 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
     page.keyboard.press("End")
     scores = [int(page.get_attribute(f'.seat[data-seat="{s}"] .score', "data-score")) for s in range(4)]
     assert scores == rec["scores"]
+
+
+# ---- the defects a player met, each checked as the player would see it ------------------------
+def _serve(agents=("random:1", "random:2", "random:3"), hands=1, seed=21, tmp=None):
+    session = P.Session([make_agent(a) for a in agents], seat=0, hands=hands, seed=seed, record_path=tmp)
+    server = P.make_server(session, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return session, server
+
+
+def test_tiles_are_drawn_without_any_font(page, match_record, tmp_path):
+    _, src = match_record
+    html = tmp_path / "m.html"
+    write_replay(src, html)
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    kinds = page.evaluate("[...Array(42).keys()].map(k => tileFace(k))")
+    assert all("<text" not in face and "<path" in face or "<circle" in face or "<rect" in face for face in kinds)
+    assert len(set(kinds)) == 42  # every kind has its own face
+
+
+def test_replay_controls_slider_events_autoplay_calls_and_links(page, match_record, tmp_path):
+    rec, src = match_record
+    html = tmp_path / "m.html"
+    write_replay(src, html)
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    d = page.evaluate("fzmj.data.hands[0].frames.length") + 3  # the 3rd decision of hand 2
+    page.goto(html.as_uri() + f"#h2/s{d}")  # a link to a hand and a decision
+    page.wait_for_function(f"document.body.dataset.decision === '{d}'")
+    assert page.evaluate("document.body.dataset.hand") == "1"
+    page.locator("#slider").fill("5")
+    assert page.evaluate("document.body.dataset.decision") == "6"
+    page.click('#events a[data-i="12"]')
+    assert page.evaluate("fzmj.state.index") == 12 and page.evaluate("location.hash") == "#h1/s13"
+    page.click('button[data-move="nextCall"]')
+    f = page.evaluate("fzmj.data.hands[+document.body.dataset.hand].frames[+document.body.dataset.frame]")
+    assert f["step"] is None or 27 <= f["action"]["action"] <= 60
+    page.select_option("#speed", "60")
+    page.click("#autoplay")
+    start = page.evaluate("fzmj.state.index")
+    page.wait_for_function(f"fzmj.state.index >= {start + 5}")
+    page.click("#autoplay")
+    page.select_option("#viewseat", "2")  # seat 2 now sits at the bottom
+    assert page.locator('.pos-bottom .seat[data-seat="2"]').count() == 1
+    assert page.locator('.pos-top .seat[data-seat="0"]').count() == 1
+    page.evaluate("location.hash = '#h1/end'")
+    page.wait_for_function("document.body.dataset.step === 'end'")
+    assert page.locator(".discards .tile.latest").count() <= 1
+
+
+def test_seat_view_numbers_its_decisions_without_gaps(page, match_record, tmp_path):
+    _, src = match_record
+    html = tmp_path / "seat1.html"
+    write_replay(src, html, view=1)
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    seen = []
+    for _ in range(page.evaluate("fzmj.total")):
+        d = page.evaluate("document.body.dataset.decision")
+        if d != "end":
+            seen.append(int(d))
+        page.keyboard.press("ArrowRight")
+    assert seen == list(range(1, len(seen) + 1))
+    page.keyboard.press("Home")
+    assert page.inner_text("#pos").endswith(f"decision 1 / {len(seen)}")
+
+
+def _no_horizontal_scroll(pg) -> None:
+    assert pg.evaluate("document.documentElement.scrollWidth") <= pg.viewport_size["width"]
+
+
+def test_phone_layout_fits_and_tap_targets_are_large(phone, match_record, tmp_path):
+    _, src = match_record
+    html = tmp_path / "m.html"
+    write_replay(src, html)
+    phone.goto(html.as_uri() + "#h1/s20")
+    phone.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    assert phone.locator('meta[name="viewport"]').count() == 1
+    _no_horizontal_scroll(phone)
+    phone.screenshot(path=str(OUT / "replay_phone.png"))
+    session, server = _serve()
+    try:
+        phone.goto(server.url)
+        phone.wait_for_function("document.body.dataset.version !== undefined")
+        phone.fill("#pace", "0")
+        _no_horizontal_scroll(phone)
+        clicks = 0
+        while phone.evaluate("document.body.dataset.done") != "1" and clicks < 12:
+            version = phone.evaluate("document.body.dataset.version")
+            if phone.evaluate("document.body.dataset.handOver") == "1":
+                break
+            tiles = phone.locator(".seat.me .tile.click")
+            if tiles.count():
+                for box in [t.bounding_box() for t in tiles.all()]:
+                    assert box["width"] >= 40 and box["height"] >= 40
+                    assert 0 <= box["x"] and box["x"] + box["width"] <= 390
+                    assert 0 <= box["y"] and box["y"] + box["height"] <= 844  # the hand is pinned on screen
+                if clicks == 2:
+                    phone.screenshot(path=str(OUT / "play_phone.png"))
+                tiles.last.click()
+            else:
+                buttons = phone.locator("#actions button")
+                for b in buttons.all():
+                    box = b.bounding_box()
+                    assert box["height"] >= 40 and box["width"] >= 40 and box["y"] + box["height"] <= 844
+                buttons.last.click()
+            phone.wait_for_function(f"document.body.dataset.version !== '{version}'", timeout=10000)
+            _no_horizontal_scroll(phone)
+            clicks += 1
+        assert clicks >= 3
+    finally:
+        phone.goto("about:blank")
+        server.shutdown()
+        server.server_close()
+
+
+def _fake_decision(page, legal: list[int], claim: bool) -> None:
+    """Show a decision with the given legal actions, with fetch recorded instead of sent."""
+    page.evaluate(
+        """([legal, claim]) => {
+        window.sent = [];
+        fzmj.st.busy = false;
+        window.fetch = (path, opts) => { window.sent.push([path, opts && opts.body]); return new Promise(() => {}); };
+        const s = JSON.parse(JSON.stringify(fzmj.st.state));
+        s.version += 1000; s.your_turn = true; s.hand_over = false; s.done = false;
+        s.legal = legal.map(a => [a, FZ.meta.actions[a]]);
+        s.frame.claim = claim ? {tile: 4, from: 3, rob: false, asked: []} : null;
+        fzmj.show(s);
+    }""",
+        [legal, claim],
+    )
+
+
+def test_play_timer_never_passes_a_win_and_applies_at_once(page, tmp_path):
+    session, server = _serve(agents=("heuristic", "heuristic", "heuristic"))
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.body.dataset.version !== undefined")
+        page.fill("#pace", "40")  # the other seats' moves are shown one by one, calls announced
+        for _ in range(6):
+            v = page.evaluate("document.body.dataset.version")
+            page.locator(".seat.me .tile.click, #actions button[data-action='61']").last.click()
+            page.wait_for_function(f"document.body.dataset.version !== '{v}'", timeout=20000)
+            if page.evaluate("document.body.dataset.handOver") == "1":
+                break
+        assert page.evaluate("fzmj.st.paced") >= 6
+        popups = page.evaluate("fzmj.st.popups")
+        assert all(p in ("吃 chi", "碰 peng", "杠 kong", "胡 hu") for p in popups)
+        assert not page.is_visible("#hint-label")  # no --review: no hint toggle
+        page.fill("#timer", "1")
+        _fake_decision(page, [59, 61], claim=True)  # a claim window offering hu
+        assert page.is_visible("#timerbar")
+        page.wait_for_timeout(1600)
+        assert page.evaluate("window.sent") == []  # the win is not passed
+        assert "never passed" in page.inner_text("#countdown")
+        _fake_decision(page, [30, 61], claim=True)  # peng or pass: the timer passes
+        page.wait_for_timeout(1600)
+        assert [json.loads(b)["action"] for _, b in page.evaluate("window.sent")] == [61]
+        page.fill("#timer", "0")
+        assert not page.is_visible("#timerbar")
+        page.check("#auto-win")
+        _fake_decision(page, [59, 61], claim=True)
+        page.wait_for_timeout(200)
+        assert [json.loads(b)["action"] for _, b in page.evaluate("window.sent")] == [59]
+        page.uncheck("#auto-win")
+        page.check("#no-calls")
+        _fake_decision(page, [59, 61], claim=True)  # no-calls never passes a win
+        page.wait_for_timeout(200)
+        assert page.evaluate("window.sent") == []
+        page.fill("#timer", "7")
+        page.reload()  # the settings survive a reload
+        page.wait_for_function("document.body.dataset.version !== undefined")
+        assert page.input_value("#timer") == "7" and page.is_checked("#no-calls")
+    finally:
+        page.goto("about:blank")
+        server.shutdown()
+        server.server_close()
+
+
+def test_play_second_tab_follows_without_errors(browser, tmp_path):
+    session, server = _serve()
+    a, pa = _watched(browser, 1280, 900)
+    b, pb = _watched(browser, 1280, 900)
+    try:
+        for pg in (a, b):
+            pg.goto(server.url)
+            pg.wait_for_function("document.body.dataset.version !== undefined")
+            pg.fill("#pace", "0")
+        v = a.evaluate("document.body.dataset.version")
+        a.locator(".seat.me .tile.click, #actions button").last.click()
+        a.wait_for_function(f"document.body.dataset.version !== '{v}'")
+        b.locator(".seat.me .tile.click, #actions button").last.click()  # tab b still shows the old state
+        b.wait_for_function(f"document.body.dataset.version !== '{v}'")
+        assert b.inner_text("#error") == ""  # no "stale request" shouted at the person
+        assert int(b.evaluate("document.body.dataset.version")) == session.version
+    finally:
+        a.close()
+        b.close()
+        server.shutdown()
+        server.server_close()
+    assert not pa and not pb, pa + pb
+
+
+def test_review_page_shows_the_agent_beside_each_decision(page, match_record, tmp_path):
+    rec, src = match_record
+    html = tmp_path / "review.html"
+    t0 = time.perf_counter()
+    write_replay(src, html, review_agent="pretrained", review_seat=0)
+    write_s = time.perf_counter() - t0
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    first = next(i for i, (s, _) in enumerate(rec["decisions"]) if s == 0)
+    page.evaluate(f"fzmj.goto(fzmj.data.hands[0].frames.findIndex(f => f.step === {first}))")
+    assert page.locator(".review table tr").count() >= 1
+    assert "%" in page.inner_text(".review")
+    n_dis = page.evaluate("Object.values(fzmj.data.review.at).filter(r => !r.agree).length")
+    assert page.locator("#events a.dis").count() == n_dis
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowLeft")  # the end of hand 1: the summary
+    assert "agrees on" in page.inner_text(".review.summary")
+    ms = []
+    for _ in range(20):
+        page.keyboard.press("ArrowRight")
+        ms.append(page.evaluate("fzmj.state.lastRenderMs"))
+    _timing("review", {"write_s_with_pretrained": write_s, "step_render_ms_median": float(np.median(ms))})

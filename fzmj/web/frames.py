@@ -130,6 +130,9 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
         },
         "seats": seats,
         "claim": claim,
+        "last_discard": int(m[state.CLAIM_FROM])
+        if m[state.CLAIM_FROM] >= 0 and v.n_disc[m[state.CLAIM_FROM]]
+        else None,
         "scores": [a + b for a, b in zip(base, game.scores, strict=True)],
     }
 
@@ -150,20 +153,34 @@ def describe_step(
         lines.append(f"{who} answers the claim window: {action_name(action)}")
     if claim is not None and after["claim"] is None:  # that was the window's last answer
         lines.append("claim window resolved: " + _resolution(before, after, result))
-    if result is not None:
-        return lines
     for s in range(4):
         b, a = before["seats"][s], after["seats"][s]
-        new_flowers = len(a["flowers"]) - len(b["flowers"])
-        if new_flowers > 0 and before["hand"] == after["hand"]:
-            names = " ".join(kind_name(k) for k in a["flowers"][-new_flowers:])
-            lines.append(f"seat {s} lays out flower(s) {names} and draws replacements")
+        laid = laid_flowers(b["flowers"], a["flowers"])
+        if laid and before["hand"] == after["hand"]:
+            names = " ".join(kind_name(k) for k in laid)
+            final = after["wall"]["final"] >= 0 or result is not None  # the final round: no replacement (R6)
+            lines.append(f"seat {s} lays out flower(s) {names}" + ("" if final else " and draws replacements"))
+    if result is not None:
+        return lines
     if after["phase"] == "turn" and after["cur"] is not None and after["seats"][after["cur"]]["last_draw"] is not None:
         if before["cur"] != after["cur"] or before["phase"] != "turn" or claim is not None or action >= 27:
             lines.append(f"seat {after['cur']} draws {kind_name(after['seats'][after['cur']]['last_draw'])}")
     elif after["phase"] == "turn" and after["cur"] is not None and after["cur"] != seat:
         lines.append(f"seat {after['cur']} draws")
     return lines
+
+
+def laid_flowers(before: list[int], after: list[int]) -> list[int]:
+    """The flower kinds laid out between two snapshots: the engine keeps a count per flower kind
+    (``flowers[seat, kind - 27]``), so the new ones are the per-kind increase, in kind order."""
+    left = list(before)
+    new = []
+    for k in after:
+        if k in left:
+            left.remove(k)
+        else:
+            new.append(k)
+    return new
 
 
 def public_action_name(before: dict, after: dict, seat: int, action: int, view: int | None) -> str:
@@ -190,8 +207,9 @@ def _resolution(before: dict, after: dict, result: dict | None) -> str:
 
 
 def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
-    """The hand's result as the page shows it: the engine's numbers, labelled, plus the facts
-    they come from (flowers laid out, kongs made). Nothing is recomputed."""
+    """The hand's result as the page shows it: the engine's numbers, labelled line by line, plus
+    the facts they come from (flowers laid out, kongs made). The value's arithmetic (R11.4) is
+    shown only when the engine's parts give the engine's V back; nothing is recomputed."""
     out = dict(result)
     w = result.get("winner")
     rows = []
@@ -201,30 +219,54 @@ def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
         exposed = sum(m in ("exposed_kong", "added_kong") for m in melds)
         concealed = sum(m == "concealed_kong" for m in melds)
         n_flowers = int(v.flowers[w].sum())
+        flower = int(result.get("flower_points") or 0)
+        gold = int(result.get("gold_points") or 0)
+        streak = int(result.get("streak") or 0)
+        scoring = _scoring(game.rules)
+        base, mult = scoring.get("base"), scoring.get("multiplier")
+        counted = result.get("special_values") or {}
+        special = max(counted.values(), default=0) if isinstance(counted, dict) else 0
         rows.append(
             [
                 "flowers + kongs 花/杠",
-                result.get("flower_points"),
-                f"{n_flowers} flower tiles laid out; kongs: {exposed} exposed/added, {concealed} concealed",
+                flower,
+                f"{n_flowers} flower tiles; kongs {exposed} exposed/added, {concealed} concealed",
             ]
         )
-        rows.append(["golds 金", result.get("gold_points"), "golds in the winning hand"])
-        rows.append(["dealer streak 连庄", result.get("streak"), f"dealer seat {result.get('dealer')}"])
-        specials = result.get("specials") or []
-        values = _special_values(game.rules)
-        listed = ", ".join(f"{s} ({values[s]})" if s in values else s for s in specials)
-        rows.append(["specials 特殊", None, (listed or "none") + " — the preset decides which count (value below)"])
-        rows.append(["value V", result.get("value"), "what each paying seat pays"])
-    for key, value in result.items():  # fields a preset may add: shown as they are
-        if key not in _SHOWN_RESULT_KEYS:
-            scalar = isinstance(value, (int, float, str)) or value is None
-            rows.append(
-                [
-                    key.replace("_", " "),
-                    value if scalar else None,
-                    "" if scalar else json.dumps(value, ensure_ascii=False),
-                ]
-            )
+        rows.append(["golds 金", gold, "golds in the winning hand"])
+        rows.append(["dealer streak 连庄", streak, f"dealer seat {result.get('dealer')}"])
+        value = result.get("value")
+        if (
+            isinstance(base, int)
+            and isinstance(mult, int)
+            and (flower + gold + streak + base) * mult + special == value
+        ):
+            rows.append(["base 底", base, "the preset's base"])
+            rows.append(["sum", flower + gold + streak + base, f"{flower} + {gold} + {streak} + {base}"])
+            rows.append([f"× {mult}", (flower + gold + streak + base) * mult, "the preset's multiplier"])
+        names = ", ".join(f"{k} {val}" for k, val in counted.items()) if isinstance(counted, dict) else ""
+        listed = ", ".join(result.get("specials") or [])
+        note = (
+            f"the highest counted special ({names})"
+            if names
+            else ("none counted" + (f" ({listed} not paid by this preset)" if listed else ""))
+        )
+        rows.append(["+ special 特殊", special, note])
+        rows.append(["= value V", value, "each paying seat pays V (a discard win: the discarder alone)"])
+    for key, value in result.items():  # fields a preset may add: shown when they say something
+        if key in _SHOWN_RESULT_KEYS or value in ({}, [], None):
+            continue
+        scalar = isinstance(value, (int, float, str))
+        text = (
+            ""
+            if scalar
+            else ", ".join(f"{k}: {x}" for k, x in value.items())
+            if isinstance(value, dict)
+            else ", ".join(map(str, value))
+            if isinstance(value, list)
+            else json.dumps(value, ensure_ascii=False)
+        )
+        rows.append([key.replace("_", " "), value if scalar else None, text])
     out["rows"] = rows
     out["scores_after"] = [a + b for a, b in zip(start_scores, result.get("points", [0] * 4), strict=True)]
     return out
@@ -232,14 +274,14 @@ def result_breakdown(result: dict, game: Game, start_scores: list[int]) -> dict:
 
 _SHOWN_RESULT_KEYS = {
     "hand_no", "dealer", "streak", "winner", "win_type", "discarder",
-    "flower_points", "gold_points", "specials", "value", "points",
+    "flower_points", "gold_points", "specials", "value", "points", "special_values", "specials_counted",
 }  # fmt: skip
 
 
-def _special_values(rules: Rules) -> dict:
-    """Each special's value in the preset file, for display (empty if the preset has none)."""
+def _scoring(rules: Rules) -> dict:
+    """The preset's scoring section (base, multiplier, specials), for display; empty if it has none."""
     try:
-        return dict(rules.data["scoring"]["specials"])
+        return dict(rules.data["scoring"])
     except (KeyError, TypeError):
         return {}
 
@@ -251,6 +293,11 @@ def end_frame(game: Game, view: int | None = None, start_scores: list[int] | Non
     end = snapshot(game, view, start_scores)
     end.update(step=None, action=None, legal=None, events=[], phase="end")
     w = result.get("winner") if result else None
+    m = game.view.m
+    if w is not None and result.get("win_type") in ("discard", "rob_gold"):
+        end["win_tile"] = int(m[state.CLAIM_TILE]) if result["win_type"] == "discard" else int(m[state.GOLD])
+    elif w is not None and result.get("win_type") in ("self_draw", "three_golds") and m[state.LAST_DRAW] >= 0:
+        end["win_tile"] = int(m[state.LAST_DRAW])
     if view is not None and w is not None:
         end["seats"][w]["hand"] = [k for k in range(27) for _ in range(int(game.view.hand[w, k]))]
     return end

@@ -23,6 +23,7 @@ from fzmj_env.tiles import GLYPHS, NUM_KINDS, kind_name
 from fzmj_env.validate import OneLineParser
 
 from .frames import record_frames
+from .outpath import check_out_path, write_atomic
 
 _SLOT = re.compile(r"\{\{([A-Z_]+)\}\}")
 
@@ -47,9 +48,15 @@ def fill(template: str, slots: dict[str, str]) -> str:
     return _SLOT.sub(lambda m: slots[m.group(1)], template)
 
 
+_SCRIPT_UNSAFE = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
 def script_json(obj) -> str:
-    """JSON safe inside a <script> element (no ``</`` can close it early)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    """JSON safe inside a <script> element: no ``<``, ``>`` or ``&`` at all (so neither ``</script>``
+    nor ``<!--`` can change how the HTML parser reads the element) and no U+2028/2029."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_UNSAFE)
 
 
 def _seat_names(record: dict) -> list[str]:
@@ -60,18 +67,23 @@ def _seat_names(record: dict) -> list[str]:
     return []
 
 
-def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay") -> str:
+def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay", review: dict | None = None) -> str:
     """The replay page of ``record`` as one HTML string. ``view``: a seat 0..3, or None for all.
+    ``review``: a :func:`fzmj.web.review.review_record` result, shown beside each decision.
 
     Raises :class:`~fzmj_env.record.RecordError` if the engine cannot replay the record exactly.
     """
     data = record_frames(record, view)
     data["meta"] = page_meta(_seat_names(record))
+    if review is not None:
+        data["review"] = review
     who = "every seat face up" if view is None else f"seat {view}'s view"
     subtitle = f"preset {data['preset']} · seed {data['seed']} · {len(data['hands'])} hand(s) · {who}"
     why = data["record_meta"].get("why")
     if why:
         subtitle += f" · {why}"
+    if review is not None:
+        subtitle += f" · reviewed by {review['agent']} for seat {review['seat']}"
     return fill(
         asset("replay.html"),
         {
@@ -85,12 +97,20 @@ def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay
     )
 
 
-def write_replay(record_path: str | Path, out: str | Path, view: int | None = None) -> Path:
-    """Read a record file and write its replay page; returns the output path."""
+def write_replay(
+    record_path: str | Path, out: str | Path, view: int | None = None, review_agent=None, review_seat: int = 0
+) -> Path:
+    """Read a record file and write its replay page; returns the output path. ``review_agent``
+    (a spec or an agent object) adds what it would have played at each decision of ``review_seat``."""
     record = load_record(record_path)
-    page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}")
+    review = None
+    if review_agent is not None:
+        from .review import review_record  # imports the agents only when a review is asked for
+
+        review = review_record(record, review_agent, review_seat)
+    page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}", review=review)
     out = Path(out)
-    out.write_text(page, encoding="utf-8")
+    write_atomic(out, page)
     return out
 
 
@@ -100,24 +120,43 @@ def main(argv: list[str] | None = None) -> int:
         "record", help="a game record (JSON, from fzmj_env.save_record, fzmj-eval --save-records or fzmj-play)"
     )
     p.add_argument("-o", "--out", help="the HTML file to write (default: the record's name with .html)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing -o file that is not an .html page")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--seat", type=int, metavar="N", help="show only what seat N (0-3) could see")
     g.add_argument("--all", action="store_true", help="show every seat face up (the default)")
+    p.add_argument("--review", metavar="AGENT_SPEC", help="show what this agent would play at each decision of a seat")
+    p.add_argument("--review-seat", type=int, metavar="N", help="the seat to review (default: --seat, else 0)")
     args = p.parse_args(argv)
     if args.seat is not None and not 0 <= args.seat <= 3:
         p.error(f"--seat must be 0..3, got {args.seat}")
+    review_seat = args.review_seat if args.review_seat is not None else args.seat if args.seat is not None else 0
+    if not 0 <= review_seat <= 3:
+        p.error(f"--review-seat must be 0..3, got {review_seat}")
     src = Path(args.record)
     if not src.is_file():
         p.error(f"{src}: no such file")
     out = Path(args.out) if args.out else src.with_suffix(".html")
-    if not out.parent.is_dir():
-        p.error(f"-o: directory {str(out.parent)!r} does not exist")
+    try:  # an earlier page may be replaced; a record or any other file only with --force
+        force = args.force or out.suffix.lower() in (".html", ".htm")
+        check_out_path(out, force, inputs=(src,), what="-o" if args.out else "the output page")
+    except ValueError as e:
+        p.error(str(e))
+    agent = None  # loaded last: the cheap checks come first
+    if args.review is not None:
+        from fzmj.agents import AgentSpecError, make_agent
+
+        try:
+            agent = make_agent(args.review)
+        except AgentSpecError as e:
+            p.error(f"--review: {e}")
     t0 = time.perf_counter()
     try:
-        write_replay(src, out, args.seat)
+        write_replay(src, out, args.seat, review_agent=agent, review_seat=review_seat)
     except RecordError as e:  # load_record's messages already name the file
         msg = str(e) if str(e).startswith(str(src)) else f"{src}: {e}"
         p.error(msg.replace("\n", " "))
+    except OSError as e:
+        p.error(f"cannot write {out}: {e.strerror or e}")
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:  # malformed beyond the shape check
         p.error(f"{src}: not a valid fzmj record ({type(e).__name__}: {e})".replace("\n", " "))
     print(f"wrote {out} in {time.perf_counter() - t0:.2f} s")
