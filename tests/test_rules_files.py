@@ -289,12 +289,13 @@ def test_fzmj_demo_and_fzmj_eval_refuse_bad_rules_files(tmp_path, capsys):
 
 
 def test_fzmj_train_refuses_bad_config_files(tmp_path, capsys, monkeypatch):
+    import fzmj.train.build as build
     import fzmj.train.ppo_selfplay as T
 
     def no_work(*a, **k):
         raise AssertionError("the run started before its config was checked")
 
-    monkeypatch.setattr(T, "VectorEnv", no_work)
+    monkeypatch.setattr(build, "VectorEnv", no_work)
     files, _ = _bad_files(tmp_path)
     for path, fragment in files.values():
         if fragment == "aliases":  # a config file too: the first alias is refused
