@@ -499,6 +499,31 @@ def _paired_stats(results: np.ndarray, ref_results: np.ndarray, walls: int, agen
     return {"agent": agent, "ref": ref, "slot": 0, "mean": mean, "ci95": ci, "hands": 4 * walls}
 
 
+def _result(setup: _Setup, names: list[str], hands: int, results: np.ndarray, timing: dict, total: int):
+    """The results dict (``results.json``) and the raw arrays of the plots."""
+    stats, raw = _aggregate(results, setup.walls, setup.slot_agent, names)
+    elapsed = timing["elapsed_s"]
+    out = {
+        "version": RESULT_VERSION,
+        "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
+        "seed": setup.seed,
+        "hands": 4 * setup.walls,
+        "hands_requested": hands,
+        "walls": setup.walls,
+        "rules": setup.rules.name,
+        "batch": setup.batch,
+        "slots": [names[setup.slot_agent[i]] for i in range(4)],
+        **stats,
+        "timing": {
+            "elapsed_s": elapsed,
+            "hands_per_s": total / elapsed if elapsed > 0 else None,
+            "decisions": timing["decisions"],
+            "workers": timing["workers"],
+        },
+    }
+    return out, raw
+
+
 def evaluate(
     agents: list,
     hands: int,
@@ -559,26 +584,8 @@ def evaluate(
             decisions += ref_decisions
     finally:
         bar.close()
-    elapsed = time.perf_counter() - t0
-    stats, raw = _aggregate(results, walls, slot_agent, names)
-    out = {
-        "version": RESULT_VERSION,
-        "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
-        "seed": seed,
-        "hands": 4 * walls,
-        "hands_requested": hands,
-        "walls": walls,
-        "rules": rules_obj.name,
-        "batch": batch,
-        "slots": [names[slot_agent[i]] for i in range(4)],
-        **stats,
-        "timing": {
-            "elapsed_s": elapsed,
-            "hands_per_s": total / elapsed if elapsed > 0 else None,
-            "decisions": int(decisions),
-            "workers": workers,
-        },
-    }
+    timing = {"elapsed_s": time.perf_counter() - t0, "decisions": int(decisions), "workers": workers}
+    out, raw = _result(setup, names, hands, results, timing, total)
     if ref is not None:
         out["paired"] = _paired_stats(results, ref_results, walls, names[slot_agent[0]], ref[2])
     if keeper is not None:
