@@ -108,7 +108,9 @@ def _load_entry(root: Path, m: Match) -> dict | None:
         return None
     entry = _read_json(path, "cache entry")
     redo = "delete it to replay that match"
-    if not isinstance(entry, dict) or entry.get("checksum") != _checksum(entry):
+    if not isinstance(entry, dict) or "checksum" not in entry:
+        raise LeagueError(f"cache entry {path} has no checksum (edited, or written by an older fzmj-league); {redo}")
+    if entry["checksum"] != _checksum(entry):
         raise LeagueError(f"cache entry {path} was changed after it was written (checksum mismatch); {redo}")
     if entry.get("inputs") != m.inputs or not isinstance(entry.get("agents"), dict):
         raise LeagueError(f"cache entry {path} does not hold the match its name says; {redo}")
