@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from fzmj_env.validate import check_int
+
 
 def _first(items, n: int = 3) -> str:
     items = list(items)
@@ -52,8 +54,11 @@ def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str
     _check_finite(model, where, "")
     # a trainer checkpoint also carries counters and the opponent pool's snapshots (same network)
     for key in ("update", "global_step"):
-        if key in data and not (isinstance(data[key], int) and not isinstance(data[key], bool) and data[key] >= 0):
-            raise ValueError(f"{where}: {key} must be a non-negative integer, got {data[key]!r}")
+        try:
+            if key in data:
+                check_int(key, data[key], 0)
+        except ValueError:
+            raise ValueError(f"{where}: {key} must be a non-negative integer, got {data[key]!r}") from None
     pool = data.get("pool")
     if pool is not None:
         if not isinstance(pool, list):

@@ -25,6 +25,15 @@ With two or more distinct agents: a pairwise table (mean score difference per ha
 over walls, and how often the row agent out-scores the column agent in a hand) and OpenSkill
 (Plackett-Luce) ratings, updated hand by hand in wall order with the agents' hand scores.
 
+**Paired evaluation** (``--paired REF``, ``evaluate(..., paired=REF)``): every wall and seat
+rotation is played a second time with REF in slot 0 instead of the first agent, against the same
+opponents in the same seats (``--agents X Y --paired REF``: X against three Y, then REF against
+the same three Y; the other slots' agents keep their reset seeds). ``paired`` in the results
+holds the mean per-hand difference of slot 0's score (X − REF) over the ``hands`` paired hands
+and its Student-t 95% interval over walls: the luck of the deal and of the opponents' seats
+cancels hand by hand, so it is far narrower than the difference of two separate evaluations.
+A REF equal to the first agent plays the same games: exactly 0, interval [0, 0].
+
 **Determinism.** The walls are split into fixed batches of ``batch // 4`` walls (``batch``
 tables at once); every agent is ``reset(seed)`` at the start of each batch with a seed
 derived from (seed, batch index, agent). The results depend on (agents, hands, seed,
@@ -40,15 +49,19 @@ import multiprocessing as mp
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fzmj_env.core.engine import GAMMA, mix64
 from fzmj_env.core.state import SPECIAL_NAMES, WIN_TYPE_NAMES, WT_DISCARD
 from fzmj_env.rules import DEFAULT_RULES
-from fzmj_env.validate import MAX_TABLES, OneLineParser, check_int, check_memory, check_output_file
+from fzmj_env.validate import MAX_TABLES, OneLineParser, check_int, check_memory, check_output_file, check_seed, run_cli
 
 from . import SPEC_HELP, Agent, AgentSpecError, make_agent, reset_agent
+from .tables import interval as _ci
+from .tables import md_table, pct
+from .tables import num as _f
 
 __all__ = [
     "evaluate",
@@ -115,12 +128,8 @@ def mean_ci95(x) -> tuple[float, list[float] | None]:
 # seeds and jobs
 # ---------------------------------------------------------------------------------------------
 def _mix64(z: int) -> int:
-    """SplitMix64 finalizer (the engine's ``mix64``), in Python integers."""
-    m = (1 << 64) - 1
-    z &= m
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
-    return z ^ (z >> 31)
+    """The engine's SplitMix64 finalizer ``mix64`` on the low 64 bits of ``z``."""
+    return int(mix64(np.uint64(z & (2**64 - 1))))
 
 
 def wall_seeds(seed: int, walls: int, start: int = 0) -> np.ndarray:
@@ -134,7 +143,7 @@ def _agent_seed(seed: int, batch: int, agent: int, own_seed=0) -> int:
     """Seed of distinct agent ``agent`` in batch ``batch``: a function of the evaluation seed, and
     of the agent's own seed (``random:SEED``) when it has one other than 0, so that ``random:1``
     and ``random:2`` play different games while ``random`` (= ``random:0``) keeps its streams."""
-    g = 0x9E3779B97F4A7C15
+    g = int(GAMMA)
     z = _mix64(_mix64(seed + g * (batch + 1)) ^ (g * (agent + 1) + 0x632BE59BD9B4E019))
     if isinstance(own_seed, (int, np.integer)) and not isinstance(own_seed, bool) and own_seed:
         z = _mix64(z ^ _mix64(int(own_seed) % 2**64))
@@ -258,88 +267,90 @@ def _label(agent) -> str:
 # ---------------------------------------------------------------------------------------------
 # aggregation
 # ---------------------------------------------------------------------------------------------
-def _aggregate(results: np.ndarray, walls: int, slot_agent: np.ndarray, names: list[str]) -> tuple[dict, dict]:
-    """Statistics dict and the raw per-slot arrays (for plots) from the job results."""
+def _slot_view(results: np.ndarray, walls: int) -> dict:
+    """The job results by (wall, rotation), with seats turned into slots: ``points`` [w, r, slot],
+    ``win_slot`` / ``disc_slot`` [w, r] (-1: none), ``wtype``, ``specials``, ``value`` [w, r]."""
     from fzmj_env.vector import RESULT_POINTS, RESULT_WIDTH
 
     R = results.reshape(walls, 4, RESULT_WIDTH)  # [wall, rotation]
     rot = np.arange(4)[None, :, None]
-    slots = np.arange(4)[None, None, :]
-    seat_of = (slots + rot) % 4  # [1, r, i]: seat of slot i in rotation r
+    seat_of = (np.arange(4)[None, None, :] + rot) % 4  # [1, r, i]: seat of slot i in rotation r
     pts_seat = R[:, :, RESULT_POINTS:RESULT_WIDTH].astype(np.int64)
-    pts = np.take_along_axis(pts_seat, np.broadcast_to(seat_of, (walls, 4, 4)), axis=2)  # [w, r, slot]
     winner = R[:, :, 0].astype(np.int64)
-    win_slot = np.where(winner >= 0, (winner - rot[:, :, 0]) % 4, -1)  # [w, r]
     disc = R[:, :, 2].astype(np.int64)
-    disc_slot = np.where(disc >= 0, (disc - rot[:, :, 0]) % 4, -1)
-    wtype = R[:, :, 1]
-    specials = R[:, :, 5]
-    value = R[:, :, 6]
-    drawn = winner < 0
-    n_hands = walls * 4
-    agents: dict = {}
-    per_wall = {}
-    per_hand = {}
-    for a, name in enumerate(names):
-        S = np.flatnonzero(slot_agent == a)
-        k = len(S)
-        hand_seats = n_hands * k
-        x_w = pts[:, :, S].mean(axis=(1, 2))
-        per_wall[name] = x_w
-        per_hand[name] = pts[:, :, S].mean(axis=2).reshape(-1)  # its mean score in each hand
-        mean, ci = mean_ci95(x_w)
-        won = np.isin(win_slot, S)
-        n_win = int(won.sum())
-        self_won = won & (wtype != WT_DISCARD)
-        dealt_in = np.isin(disc_slot, S)
-        spec_counts = {nm: int(((specials[won] >> i) & 1).sum()) for i, nm in enumerate(SPECIAL_NAMES)}
-        type_counts = {nm: int((wtype[won] == i).sum()) for i, nm in enumerate(WIN_TYPE_NAMES)}
-        agents[name] = {
-            "slots": [int(s) for s in S],
-            "hands": int(hand_seats),
-            "mean_score": mean,
-            "ci95": ci,
-            "score_std": float(pts[:, :, S].std()),
-            "win_rate": n_win / hand_seats,
-            "self_draw_rate": int(self_won.sum()) / hand_seats,
-            "deal_in_rate": int(dealt_in.sum()) / hand_seats,
-            "draw_rate": float(drawn.mean()),
-            "wins": n_win,
-            "mean_win_value": float(value[won].mean()) if n_win else None,
-            "win_types": type_counts,
-            "specials": spec_counts,
-        }
-    per_slot = []
-    for i in range(4):
-        mean, ci = mean_ci95(pts[:, :, i].mean(axis=1))
-        per_slot.append(
-            {
-                "slot": i,
-                "agent": names[slot_agent[i]],
-                "mean_score": mean,
-                "ci95": ci,
-                "win_rate": float((win_slot == i).mean()),
-                "self_draw_rate": float(((win_slot == i) & (wtype != WT_DISCARD)).mean()),
-                "deal_in_rate": float((disc_slot == i).mean()),
-            }
-        )
-    pairwise = []
-    for a in range(len(names)):
-        for b in range(a + 1, len(names)):
-            A, B = names[a], names[b]
-            diff, ci = mean_ci95(per_wall[A] - per_wall[B])
-            Sa = np.flatnonzero(slot_agent == a)
-            Sb = np.flatnonzero(slot_agent == b)
-            pa = pts[:, :, Sa][..., :, None]
-            pb = pts[:, :, Sb][..., None, :]
-            beats = float((pa > pb).mean() + 0.5 * (pa == pb).mean())
-            pairwise.append({"a": A, "b": B, "mean_diff": diff, "ci95": ci, "a_outscores_b": beats})
+    return {
+        "points": np.take_along_axis(pts_seat, np.broadcast_to(seat_of, (walls, 4, 4)), axis=2),
+        "win_slot": np.where(winner >= 0, (winner - rot[:, :, 0]) % 4, -1),
+        "disc_slot": np.where(disc >= 0, (disc - rot[:, :, 0]) % 4, -1),
+        "wtype": R[:, :, 1],
+        "specials": R[:, :, 5],
+        "value": R[:, :, 6],
+        "drawn": winner < 0,
+    }
+
+
+def _agent_stats(v: dict, S: np.ndarray) -> dict:
+    """The statistics of the agent holding slots ``S``."""
+    pts, wtype = v["points"][:, :, S], v["wtype"]
+    hand_seats = pts.shape[0] * 4 * len(S)
+    mean, ci = mean_ci95(pts.mean(axis=(1, 2)))
+    won = np.isin(v["win_slot"], S)
+    n_win = int(won.sum())
+    return {
+        "slots": [int(s) for s in S],
+        "hands": int(hand_seats),
+        "mean_score": mean,
+        "ci95": ci,
+        "score_std": float(pts.std()),
+        "win_rate": n_win / hand_seats,
+        "self_draw_rate": int((won & (wtype != WT_DISCARD)).sum()) / hand_seats,
+        "deal_in_rate": int(np.isin(v["disc_slot"], S).sum()) / hand_seats,
+        "draw_rate": float(v["drawn"].mean()),
+        "wins": n_win,
+        "mean_win_value": float(v["value"][won].mean()) if n_win else None,
+        "win_types": {nm: int((wtype[won] == i).sum()) for i, nm in enumerate(WIN_TYPE_NAMES)},
+        "specials": {nm: int(((v["specials"][won] >> i) & 1).sum()) for i, nm in enumerate(SPECIAL_NAMES)},
+    }
+
+
+def _slot_stats(v: dict, i: int, name: str) -> dict:
+    mean, ci = mean_ci95(v["points"][:, :, i].mean(axis=1))
+    won = v["win_slot"] == i
+    return {
+        "slot": i,
+        "agent": name,
+        "mean_score": mean,
+        "ci95": ci,
+        "win_rate": float(won.mean()),
+        "self_draw_rate": float((won & (v["wtype"] != WT_DISCARD)).mean()),
+        "deal_in_rate": float((v["disc_slot"] == i).mean()),
+    }
+
+
+def _pair_stats(v: dict, per_wall: dict, slot_agent: np.ndarray, names: list[str], a: int, b: int) -> dict:
+    """Row agent ``a`` against ``b``: the mean score difference per hand, its interval over walls,
+    and how often a out-scores b in a hand (ties count half)."""
+    diff, ci = mean_ci95(per_wall[names[a]] - per_wall[names[b]])
+    pa = v["points"][:, :, np.flatnonzero(slot_agent == a)][..., :, None]
+    pb = v["points"][:, :, np.flatnonzero(slot_agent == b)][..., None, :]
+    beats = float((pa > pb).mean() + 0.5 * (pa == pb).mean())
+    return {"a": names[a], "b": names[b], "mean_diff": diff, "ci95": ci, "a_outscores_b": beats}
+
+
+def _aggregate(results: np.ndarray, walls: int, slot_agent: np.ndarray, names: list[str]) -> tuple[dict, dict]:
+    """Statistics dict and the raw per-slot arrays (for plots) from the job results."""
+    v = _slot_view(results, walls)
+    pts = v["points"]
+    agents = {name: _agent_stats(v, np.flatnonzero(slot_agent == a)) for a, name in enumerate(names)}
+    per_wall = {name: pts[:, :, slot_agent == a].mean(axis=(1, 2)) for a, name in enumerate(names)}
+    per_hand = {name: pts[:, :, slot_agent == a].mean(axis=2).reshape(-1) for a, name in enumerate(names)}
+    n = len(names)
     stats = {
-        "draw_rate": float(drawn.mean()),
+        "draw_rate": float(v["drawn"].mean()),
         "agents": agents,
-        "per_slot": per_slot,
-        "pairwise": pairwise if len(names) > 1 else [],
-        "ratings": _ratings(per_hand, names) if len(names) > 1 else None,
+        "per_slot": [_slot_stats(v, i, names[slot_agent[i]]) for i in range(4)],
+        "pairwise": [_pair_stats(v, per_wall, slot_agent, names, a, b) for a in range(n) for b in range(a + 1, n)],
+        "ratings": _ratings(per_hand, names) if n > 1 else None,
     }
     raw = {"slot_points": pts, "per_hand": per_hand, "per_wall": per_wall}
     return stats, raw
@@ -405,6 +416,114 @@ def _distinct(agents) -> tuple[np.ndarray, list, list[str], list]:
     return slot_agent, objs, names, specs
 
 
+def _check_settings(hands, workers, seed, batch, max_records) -> tuple[int, int, int, int]:
+    """The integer settings through the one validator (a bad one is an :class:`EvalConfigError`)."""
+    try:
+        out = (check_int("hands", hands, 1), check_int("workers", workers, 1), check_seed(seed))
+        batch = check_int("batch", batch, 4, MAX_TABLES)
+        if batch % 4:
+            raise ValueError(f"batch must be a positive multiple of 4, got {batch}")
+        if max_records is not None:
+            check_int("max_records", max_records, 1)
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
+    return (*out, batch)
+
+
+def _load_rules(rules):
+    from fzmj_env.rules import load_rules
+
+    try:
+        return load_rules(rules)  # parsed once, shared by every batch's env
+    except Exception as e:  # noqa: BLE001
+        raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
+
+
+def _with_ref(setup: _Setup, specs: list, paired) -> tuple[_Setup, list, str]:
+    """The paired run's setup: REF in slot 0, every other slot's agent at its index (so with its
+    reset seeds); REF reuses an index when it is one of the agents already. Also REF's specs list and name."""
+    key = paired.strip() if isinstance(paired, str) else id(paired)
+    keys = [sp if isinstance(sp, str) else id(sp) for sp in specs]
+    agents, specs = list(setup.agents), list(specs)
+    if key in keys:
+        idx = keys.index(key)
+    else:
+        idx = len(agents)
+        agents.append(make_agent(paired))  # raises AgentSpecError on a bad spec, before any play
+        specs.append(paired.strip() if isinstance(paired, str) else paired)
+    slot_agent = setup.slot_agent.copy()
+    slot_agent[0] = idx
+    name = paired.strip() if isinstance(paired, str) else _label(paired)
+    return replace(setup, slot_agent=slot_agent, agents=agents, log=False), specs, name
+
+
+def _default_start_method() -> str:
+    """Fork (cheap) unless torch is loaded here: a forked child of a process that ran torch ops may
+    hang in its thread pool."""
+    return "fork" if "fork" in mp.get_all_start_methods() and "torch" not in sys.modules else "spawn"
+
+
+def _play(setup: _Setup, specs: list, workers: int, start_method, keeper, bar) -> tuple[np.ndarray, int]:
+    """Every batch of ``setup``, in this process or in ``workers`` processes (same results): the
+    job results in wall order and the number of decisions taken."""
+    n_batches = -(-setup.walls // (setup.batch // 4))
+    parts: list = []
+    decisions = 0
+    if workers == 1:
+        for b in range(n_batches):
+            done_before = bar.n
+
+            def tick(k, base=done_before):
+                bar.update(base + k - bar.n)
+
+            res, dec, log = _play_batch(setup, b, tick)
+            parts.append(res)
+            decisions += dec
+            _keep(keeper, setup, b, res, log)
+        return np.concatenate(parts), decisions
+    remote = replace(setup, agents=list(specs))  # specs are rebuilt in each worker; objects are inherited
+    ctx = mp.get_context(start_method or _default_start_method())
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(remote,)) as pool:
+        for b, (res, dec, log) in enumerate(pool.imap(_worker_play, range(n_batches))):
+            parts.append(res)
+            decisions += dec
+            _keep(keeper, setup, b, res, log)
+            bar.update(len(res))
+    return np.concatenate(parts), decisions
+
+
+def _paired_stats(results: np.ndarray, ref_results: np.ndarray, walls: int, agent: str, ref: str) -> dict:
+    """Slot 0's score per hand minus REF's in the same seat on the same wall: mean, interval over walls."""
+    d = _slot_view(results, walls)["points"][:, :, 0] - _slot_view(ref_results, walls)["points"][:, :, 0]
+    mean, ci = mean_ci95(d.mean(axis=1))
+    return {"agent": agent, "ref": ref, "slot": 0, "mean": mean, "ci95": ci, "hands": 4 * walls}
+
+
+def _result(setup: _Setup, names: list[str], hands: int, results: np.ndarray, timing: dict, total: int):
+    """The results dict (``results.json``) and the raw arrays of the plots."""
+    stats, raw = _aggregate(results, setup.walls, setup.slot_agent, names)
+    elapsed = timing["elapsed_s"]
+    out = {
+        "version": RESULT_VERSION,
+        "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
+        "seed": setup.seed,
+        "hands": 4 * setup.walls,
+        "hands_requested": hands,
+        "walls": setup.walls,
+        "rules": setup.rules.name,
+        "batch": setup.batch,
+        "slots": [names[setup.slot_agent[i]] for i in range(4)],
+        **stats,
+        "timing": {
+            "elapsed_s": elapsed,
+            "hands_per_s": total / elapsed if elapsed > 0 else None,
+            "decisions": timing["decisions"],
+            "workers": timing["workers"],
+        },
+    }
+    return out, raw
+
+
 def evaluate(
     agents: list,
     hands: int,
@@ -417,6 +536,7 @@ def evaluate(
     start_method: str | None = None,
     save_records: str | None = None,
     max_records: int | None = None,
+    paired=None,
     _raw: bool = False,
 ) -> dict:
     """Play ``hands`` hands in the duplicate format and return the statistics (``results.json``).
@@ -432,94 +552,42 @@ def evaluate(
     ``save_records``: a directory to write game records into (created if missing): the worst
     and best hands of each agent, at most ``max_records`` (default 2 per agent; more keep the
     2nd, 3rd ... worst and best too). Their paths are listed under ``"records"``.
-    """
-    if isinstance(hands, bool) or not isinstance(hands, (int, np.integer)) or hands < 1:
-        raise EvalConfigError(f"hands must be a positive integer, got {hands!r}")
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise EvalConfigError(f"workers must be a positive integer, got {workers!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-        raise EvalConfigError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
-    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 4 or batch % 4:
-        raise EvalConfigError(f"batch must be a positive multiple of 4, got {batch!r}")
-    if max_records is not None and (
-        isinstance(max_records, bool) or not isinstance(max_records, (int, np.integer)) or max_records < 1
-    ):
-        raise EvalConfigError(f"max_records must be a positive integer, got {max_records!r}")
-    from fzmj_env.rules import load_rules
 
-    try:
-        rules_obj = load_rules(rules)  # parsed once, shared by every batch's env
-    except Exception as e:  # noqa: BLE001
-        raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
+    ``paired``: an agent or spec REF; every hand is played again with REF in slot 0 and the
+    result gains ``"paired"`` (see the module docstring).
+    """
+    hands, workers, seed, batch = _check_settings(hands, workers, seed, batch, max_records)
+    rules_obj = _load_rules(rules)
     slot_agent, objs, names, specs = _distinct(agents)
+    walls = -(-hands // 4)
+    try:  # what this machine cannot hold is refused now, not after hours of play
+        check_memory(f"hands={hands}", 4 * walls * 14 * 4)  # every hand's result row is kept for the statistics
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
     keeper = None
     if save_records is not None:
         from .eval_records import RecordKeeper
 
-        keeper = RecordKeeper(names, slot_agent, rules_obj, int(seed), max_records)
-    walls = -(-int(hands) // 4)
-    try:  # what this machine cannot hold is refused now, not after hours of play
-        check_int("batch", batch, 4, MAX_TABLES)
-        check_memory(f"hands={hands}", 4 * walls * 14 * 4)  # every hand's result row is kept for the statistics
-    except ValueError as e:
-        raise EvalConfigError(str(e)) from None
-    n_batches = -(-walls // (batch // 4))
-    workers = min(int(workers), n_batches)
+        keeper = RecordKeeper(names, slot_agent, rules_obj, seed, max_records)
+    setup = _Setup(slot_agent, objs, rules_obj, seed, batch, walls, keeper is not None)
+    ref = None if paired is None else _with_ref(setup, specs, paired)
+    workers = min(workers, -(-walls // (batch // 4)))
     t0 = time.perf_counter()
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=4 * walls, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
-    parts: list = []
-    decisions = 0
+    total = 4 * walls * (1 if ref is None else 2)
+    bar = tqdm(total=total, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
     try:
-        if workers == 1:
-            setup = _Setup(slot_agent, objs, rules_obj, int(seed), int(batch), walls, keeper is not None)
-            for b in range(n_batches):
-                done_before = bar.n
-
-                def tick(k, base=done_before):
-                    bar.update(base + k - bar.n)
-
-                res, dec, log = _play_batch(setup, b, tick)
-                parts.append(res)
-                decisions += dec
-                _keep(keeper, setup, b, res, log)
-        else:
-            # specs are rebuilt in each worker (a checkpoint is loaded there); objects are inherited
-            setup = _Setup(slot_agent, list(specs), rules_obj, int(seed), int(batch), walls, keeper is not None)
-            if start_method is None:
-                fork_ok = "fork" in mp.get_all_start_methods() and "torch" not in sys.modules
-                start_method = "fork" if fork_ok else "spawn"
-            ctx = mp.get_context(start_method)
-            with ctx.Pool(workers, initializer=_worker_init, initargs=(setup,)) as pool:
-                for b, (res, dec, log) in enumerate(pool.imap(_worker_play, range(n_batches))):
-                    parts.append(res)
-                    decisions += dec
-                    _keep(keeper, setup, b, res, log)
-                    bar.update(len(res))
+        results, decisions = _play(setup, specs, workers, start_method, keeper, bar)
+        if ref is not None:
+            ref_results, ref_decisions = _play(ref[0], ref[1], workers, start_method, None, bar)
+            decisions += ref_decisions
     finally:
         bar.close()
-    elapsed = time.perf_counter() - t0
-    results = np.concatenate(parts)
-    stats, raw = _aggregate(results, walls, slot_agent, names)
-    out = {
-        "version": RESULT_VERSION,
-        "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
-        "seed": int(seed),
-        "hands": 4 * walls,
-        "hands_requested": int(hands),
-        "walls": walls,
-        "rules": rules_obj.name,
-        "batch": int(batch),
-        "slots": [names[slot_agent[i]] for i in range(4)],
-        **stats,
-        "timing": {
-            "elapsed_s": elapsed,
-            "hands_per_s": 4 * walls / elapsed if elapsed > 0 else None,
-            "decisions": int(decisions),
-            "workers": workers,
-        },
-    }
+    timing = {"elapsed_s": time.perf_counter() - t0, "decisions": int(decisions), "workers": workers}
+    out, raw = _result(setup, names, hands, results, timing, total)
+    if ref is not None:
+        out["paired"] = _paired_stats(results, ref_results, walls, names[slot_agent[0]], ref[2])
     if keeper is not None:
         out["records"] = [str(p) for p in keeper.write(save_records)]
     if _raw:
@@ -530,59 +598,54 @@ def evaluate(
 # ---------------------------------------------------------------------------------------------
 # reporting
 # ---------------------------------------------------------------------------------------------
-def _f(x, fmt="{:+.2f}") -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
-
-
-def _ci(ci) -> str:
-    return "–" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
-
-
 def markdown(res: dict) -> str:
     """The results as Markdown tables."""
     lines = [
         f"**fzmj-eval** — {res['hands']} hands ({res['walls']} walls × 4 seat rotations, duplicate), "
         f"seed {res['seed']}, rules `{res['rules']}`; drawn hands {100 * res['draw_rate']:.1f}%",
         "",
-        "| agent | slots | mean score / hand | 95% CI | win % | self-draw % | deal-in % | mean win value |",
-        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: |",
     ]
-    for name, a in res["agents"].items():
-        lines.append(
-            f"| {name} | {','.join(map(str, a['slots']))} | {_f(a['mean_score'])} | {_ci(a['ci95'])} "
-            f"| {100 * a['win_rate']:.1f} | {100 * a['self_draw_rate']:.1f} | {100 * a['deal_in_rate']:.1f} "
-            f"| {_f(a['mean_win_value'], '{:.1f}')} |"
-        )
+    rates = ("win_rate", "self_draw_rate", "deal_in_rate")
+    head = ["mean score / hand", "95% CI", "win %", "self-draw %", "deal-in %"]
+    rows = [
+        [name, ",".join(map(str, a["slots"])), _f(a["mean_score"]), _ci(a["ci95"]), *(pct(a[r]) for r in rates),
+         _f(a["mean_win_value"], "{:.1f}")]
+        for name, a in res["agents"].items()
+    ]  # fmt: skip
+    lines += md_table(["agent", "slots", *head, "mean win value"], "llrlrrrr", rows)
     if len(res["agents"]) < 4:  # an agent holds several slots: show each slot too
-        lines += [
-            "",
-            "| slot | agent | mean score / hand | 95% CI | win % | self-draw % | deal-in % |",
-            "| ---: | --- | ---: | --- | ---: | ---: | ---: |",
+        rows = [
+            [str(p["slot"]), p["agent"], _f(p["mean_score"]), _ci(p["ci95"]), *(pct(p[r]) for r in rates)]
+            for p in res["per_slot"]
         ]
-        for p in res["per_slot"]:
-            lines.append(
-                f"| {p['slot']} | {p['agent']} | {_f(p['mean_score'])} | {_ci(p['ci95'])} | {100 * p['win_rate']:.1f} "
-                f"| {100 * p['self_draw_rate']:.1f} | {100 * p['deal_in_rate']:.1f} |"
-            )
-    lines += ["", "| agent | " + " | ".join(SPECIAL_NAMES) + " |", "| --- |" + " ---: |" * len(SPECIAL_NAMES)]
-    for name, a in res["agents"].items():
-        lines.append(f"| {name} | " + " | ".join(str(a["specials"][s]) for s in SPECIAL_NAMES) + " |")
+        lines += ["", *md_table(["slot", "agent", *head], "rlrlrrr", rows)]
+    rows = [[name, *(str(a["specials"][s]) for s in SPECIAL_NAMES)] for name, a in res["agents"].items()]
+    lines += ["", *md_table(["agent", *SPECIAL_NAMES], "l" + "r" * len(SPECIAL_NAMES), rows)]
     if res.get("pairwise"):
+        head = ["pair (a vs b)", "mean score diff / hand (a − b)", "95% CI", "a out-scores b"]
+        rows = [
+            [f"{p['a']} vs {p['b']}", _f(p["mean_diff"]), _ci(p["ci95"]), f"{100 * p['a_outscores_b']:.1f}%"]
+            for p in res["pairwise"]
+        ]
+        lines += ["", *md_table(head, "lrlr", rows)]
+    if res.get("ratings"):
+        rated = [(name, res["ratings"]["agents"].get(name)) for name in res["agents"]]
+        rows = [
+            [n, f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"] for n, r in rated if isinstance(r, dict)
+        ]
+        lines += ["", *md_table(["agent", "OpenSkill μ", "σ", "ordinal (μ − 3σ)"], "lrrr", rows)]
+    if res.get("paired"):
+        p = res["paired"]
+        head = [
+            f"paired: slot {p['slot']} vs REF in its seat",
+            "mean score diff / hand (agent − REF)",
+            "95% CI",
+            "hands",
+        ]
         lines += [
             "",
-            "| pair (a vs b) | mean score diff / hand (a − b) | 95% CI | a out-scores b |",
-            "| --- | ---: | --- | ---: |",
+            *md_table(head, "lrlr", [[f"{p['agent']} vs {p['ref']}", _f(p["mean"]), _ci(p["ci95"]), str(p["hands"])]]),
         ]
-        for p in res["pairwise"]:
-            lines.append(
-                f"| {p['a']} vs {p['b']} | {_f(p['mean_diff'])} | {_ci(p['ci95'])} | {100 * p['a_outscores_b']:.1f}% |"
-            )
-    if res.get("ratings"):
-        lines += ["", "| agent | OpenSkill μ | σ | ordinal (μ − 3σ) |", "| --- | ---: | ---: | ---: |"]
-        for name in res["agents"]:
-            r = res["ratings"]["agents"].get(name)
-            if isinstance(r, dict):
-                lines.append(f"| {name} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} |")
     t = res.get("timing", {})
     if t.get("hands_per_s"):
         lines += ["", f"_{t['elapsed_s']:.1f} s, {t['hands_per_s']:.0f} hands/s, {t['workers']} worker(s)_"]
@@ -657,18 +720,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-records", type=int, metavar="N", help="records to keep with --save-records (default: 2 per agent)"
     )
+    p.add_argument(
+        "--paired",
+        metavar="REF",
+        help="play every hand again with REF in slot 0 against the same opponents; report the mean per-hand "
+        "difference (first agent - REF) and its 95%% CI",
+    )
     return p
 
 
-def main(argv=None) -> int:
-    p = _parser()
-    args = p.parse_args(argv)
+def _check_args(p: argparse.ArgumentParser, args) -> None:
+    """Everything the command line can get wrong, refused before any play (one line, exit 2)."""
     if len(args.agents) > 4:
         p.error(f"--agents takes at most 4 specs (one per seat), got {len(args.agents)}")
-    if args.hands < 1:
-        p.error("--hands must be >= 1")
-    if args.workers < 1:
-        p.error("--workers must be >= 1")
+    for flag, value in (("--hands", args.hands), ("--workers", args.workers)):
+        if value < 1:
+            p.error(f"{flag} must be >= 1")
     if args.batch < 4 or args.batch % 4:
         p.error("--batch must be a positive multiple of 4")
     if not 0 <= args.seed < 2**64:
@@ -684,27 +751,22 @@ def main(argv=None) -> int:
         p.error("--max-records needs --save-records and must be >= 1")
     if args.save_records and os.path.exists(args.save_records) and not os.path.isdir(args.save_records):
         p.error(f"--save-records: {args.save_records!r} is not a directory")
-    try:
-        res, raw = evaluate(
-            args.agents,
-            args.hands,
-            seed=args.seed,
-            workers=args.workers,
-            progress=not args.no_progress,
-            rules=args.rules,
-            batch=args.batch,
-            save_records=args.save_records,
-            max_records=args.max_records,
-            _raw=True,
-        )
-    except (AgentSpecError, EvalConfigError) as e:
-        p.error(str(e))
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{p.prog}: interrupted\n")
-        return 130
-    except Exception as e:  # noqa: BLE001 - an agent failed during play: one line, exit 1
-        sys.stderr.write(f"{p.prog}: error: {type(e).__name__}: {e}\n")
-        return 1
+
+
+def _run(args) -> int:
+    res, raw = evaluate(
+        args.agents,
+        args.hands,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        rules=args.rules,
+        batch=args.batch,
+        save_records=args.save_records,
+        max_records=args.max_records,
+        paired=args.paired,
+        _raw=True,
+    )
     print(markdown(res))
     if res.get("records"):
         print(
@@ -718,9 +780,16 @@ def main(argv=None) -> int:
         if args.plot:
             plot(res, raw, args.plot)
     except OSError as e:  # a full disk, a folder removed meanwhile: one line, exit 1
-        sys.stderr.write(f"{p.prog}: error: cannot write {e.filename or 'the output'}: {e.strerror or e}\n")
+        sys.stderr.write(f"fzmj-eval: error: cannot write {e.filename or 'the output'}: {e.strerror or e}\n")
         return 1
     return 0
+
+
+def main(argv=None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    _check_args(p, args)
+    return run_cli(p, lambda: _run(args), (AgentSpecError, EvalConfigError))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -63,14 +63,20 @@ from fzmj_env.encode import (
     S_FLOWER_COUNT,
     S_KONG,
 )
-from fzmj_env.features import (  # the shanten / acceptance kernels, shared with the feature planes
-    _C,
-    _RES,
-    _WS_SIZE,
-    _acceptance,
-    _best_discard,
-    _decode,
-    _shanten,
+from fzmj_env.features import (  # the shanten / acceptance / claim kernels, shared with the feature planes
+    CLAIM_CHI_LOW,
+    CLAIM_KONG,
+    CLAIM_PENG,
+    WS_HAND,
+    WS_RESULT,
+    WS_SIZE,
+    acceptance,
+    best_discard,
+    claim_gain,
+    claim_outcome,
+    decode,
+    shanten,
+    without_tiles,
 )
 
 from .base import Agent, as_batch
@@ -107,17 +113,15 @@ def _pinghu_alive(o):
 @njit(cache=True)
 def _turn(st, o, mk, w, gold):
     """Own turn (after a draw, or after chi/peng): the best discard, or a self kong."""
-    action = _best_discard(st, w, gold, mk, True)
-    best_s = w[_RES]
-    best_a = w[_RES + 1]
+    action = best_discard(st, w, gold, mk, True)
+    best_s = w[WS_RESULT]
+    best_a = w[WS_RESULT + 1]
     for k in range(27):
         if mk[A_SELF_KONG + k] == 0:
             continue
-        n = 4 if w[_C + k] >= 4 else 1  # concealed kong, or the 4th tile added to a peng
-        w[_C + k] -= n
-        s = _shanten(st, w, gold)
-        a = _acceptance(st, w, gold, s)
-        w[_C + k] += n
+        without_tiles(st, w, gold, k, 4 if w[WS_HAND + k] >= 4 else 1)  # concealed kong, or a peng's 4th tile
+        s = w[WS_RESULT]
+        a = w[WS_RESULT + 1]
         if s <= 0 and _pinghu_alive(o):
             continue
         if s < best_s or (s == best_s and a >= best_a):
@@ -140,42 +144,21 @@ def _claim(st, o, mk, w, gold):
             t = k
     if t < 0:
         return A_PASS
-    s0 = _shanten(st, w, gold)
-    a0 = _acceptance(st, w, gold, s0)
+    s0 = shanten(st, w, gold)
+    a0 = acceptance(st, w, gold, s0)
     action = A_PASS
     best_s = s0
     best_a = a0
-    # exposed kong: three from the hand, then a replacement draw (no discard now)
-    if mk[A_KONG]:
-        w[_C + t] -= 3
-        s = _shanten(st, w, gold)
-        a = _acceptance(st, w, gold, s)
-        w[_C + t] += 3
-        if (s < s0 or (s == s0 and a >= a0)) and not (s <= 0 and _pinghu_alive(o)):
-            action = A_KONG
-            best_s = s
-            best_a = a
-    # peng and chi: two tiles leave the hand, then the best discard
-    for act in (A_PENG, A_CHI_LOW, A_CHI_MID, A_CHI_HIGH):
-        if mk[act] == 0:
+    # the exposed kong first (compared with passing), then peng and chi (with the best so far)
+    for act in (A_KONG, A_PENG, A_CHI_LOW, A_CHI_MID, A_CHI_HIGH):
+        col = CLAIM_KONG if act == A_KONG else CLAIM_PENG if act == A_PENG else CLAIM_CHI_LOW + act - A_CHI_LOW
+        if mk[act] == 0 or not claim_outcome(st, w, gold, t, col):
             continue
-        if act == A_PENG:
-            x = t
-            y = t
-        else:
-            low = t - (act - A_CHI_LOW)
-            x = low if low != t else low + 1
-            y = low + 2 if low + 2 != t else low + 1
-        w[_C + x] -= 1
-        w[_C + y] -= 1
-        k = _best_discard(st, w, gold, mk, False)
-        w[_C + x] += 1
-        w[_C + y] += 1
-        if k < 0:
+        s = w[WS_RESULT]
+        a = w[WS_RESULT + 1]
+        if col == CLAIM_KONG and s <= 0 and _pinghu_alive(o):
             continue
-        s = w[_RES]
-        a = w[_RES + 1]
-        if s < best_s or (s == best_s and a > best_a):
+        if claim_gain(s, a, best_s, best_a, col) > 0:
             action = act
             best_s = s
             best_a = a
@@ -215,7 +198,7 @@ def _swim_instead(o, mk, win_table, counts):
 @njit(cache=True)
 def heuristic_kernel(obs, mask, shanten_table, win_table, out):
     """One decision per row: ``out[i]`` from ``obs[i]`` (99, 27) int8 and ``mask[i]`` (62,)."""
-    w = np.zeros(_WS_SIZE, np.int64)
+    w = np.zeros(WS_SIZE, np.int64)
     counts = np.zeros(27, np.int64)
     for i in range(obs.shape[0]):
         mk = mask[i]
@@ -227,7 +210,7 @@ def heuristic_kernel(obs, mask, shanten_table, win_table, out):
             out[i] = A_HU if k < 0 else k
             continue
         o = obs[i]
-        gold = _decode(o, w)
+        gold = decode(o, w)
         if o[P_PHASE, PC_CLAIM]:
             a = _claim(shanten_table, o, mk, w, gold)
         else:

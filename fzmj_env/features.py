@@ -1,9 +1,12 @@
 """Derived hand features from the one rules core (Numba): shanten with golds as wildcards,
 shanten and acceptance after each discard, waits, claims, and what 金雀 / 三金倒 / 金龙 need.
 
-Two users: the ``heuristic`` agent (``agents/heuristic.py``) decides with the kernels below,
-and the optional *hand-feature planes* (:func:`feature_planes`, ``HF_PLANES``) give a network
-the same facts as extra observation planes, appended after the base observation planes.
+Two users: the ``heuristic`` agent (``agents/heuristic.py``) decides with the public kernels
+below (:func:`decode`, :func:`shanten`, :func:`acceptance`, :func:`best_discard`,
+:func:`claim_outcome`, :func:`claim_gain`, :func:`without_tiles`, on a workspace of ``WS_SIZE``
+int64), and the optional *hand-feature planes* (:func:`feature_planes`, ``HF_PLANES``) give a
+network the same facts, through the same kernels, as extra observation planes appended after
+the base observation planes.
 Everything is computed from one seat's own observation (what it may know, R12): its concealed
 tiles, the gold kind and the tiles it has seen; the shanten arithmetic is the engine's
 (``core/hand.py``'s ``SHANTEN_TABLE`` combined over the suits exactly as ``shanten_counts``
@@ -52,11 +55,18 @@ _D2 = 240  # 3 rows: the same after a discard
 _ROW = 276  # 1 row: scratch
 _DISC = 288  # 27 rows: the discard's suit after discarding kind k
 _PLUS = 612  # 27 rows: the drawn kind's suit after drawing kind j
-_WS_SIZE = 936
+_LOWERS = 936  # 27: 1 when drawing kind j lowers the shanten (left by ``acceptance``)
+_WS_SIZE = 963
+
+# The public names the heuristic (and any agent built on these kernels) uses: the workspace size,
+# where the own concealed counts sit in it, and where a kernel leaves (shanten, acceptance).
+WS_SIZE = _WS_SIZE
+WS_HAND = _C
+WS_RESULT = _RES
 
 
 @njit(cache=True)
-def _decode(o, w):
+def decode(o, w):
     """Own counts, visible counts and unseen counts from one observation; returns the gold kind."""
     gold = -1
     for k in range(27):
@@ -173,7 +183,7 @@ def _suit_state(st, w, gold):
 
 
 @njit(cache=True)
-def _shanten(st, w, gold):
+def shanten(st, w, gold):
     """Shanten of the hand at ``_C`` (``shanten_counts``, with the suit state left in ``w``)."""
     n = _suit_state(st, w, gold)
     mm = n // 3
@@ -183,13 +193,14 @@ def _shanten(st, w, gold):
 
 
 @njit(cache=True)
-def _acceptance(st, w, gold, s_cur):
+def acceptance(st, w, gold, s_cur):
     """Unseen tiles whose draw lowers the shanten ``s_cur`` of the 3n+1 hand at ``_C``.
 
     Exact, with one pruning: when ``s_cur >= 1`` a drawn kind with no non-gold tile of its
     suit within distance 2 in the hand (and not the gold kind) cannot lower the shanten. (It
     would sit in a group whose other slots are all missing; an optimal decomposition with a
     wholly missing group uses every non-gold tile, which makes the hand ready, ``s_cur = 0``.)
+    The kinds whose draw lowers it are left at ``w[_LOWERS + j]`` (1, else 0).
     """
     n = _suit_state(st, w, gold)
     mm = (n + 1) // 3
@@ -198,7 +209,9 @@ def _acceptance(st, w, gold, s_cur):
     acc = 0
     for j in range(27):
         u = w[_UNSEEN + j]
-        if u > 0 and w[_C + j] < 4 and _draw_lowers(st, w, gold, s_cur, j, mm):
+        lowers = u > 0 and w[_C + j] < 4 and _draw_lowers(st, w, gold, s_cur, j, mm)
+        w[_LOWERS + j] = lowers
+        if lowers:
             acc += u
     return acc
 
@@ -206,7 +219,7 @@ def _acceptance(st, w, gold, s_cur):
 @njit(cache=True, inline="always")
 def _draw_lowers(st, w, gold, s_cur, j, mm):
     """Whether drawing kind ``j`` lowers the shanten ``s_cur`` of the 3n+1 hand at ``_C`` (its suit
-    state in ``w``, ``mm`` melds), with :func:`_acceptance`'s exact pruning."""
+    state in ``w``, ``mm`` melds), with :func:`acceptance`'s exact pruning."""
     s = j // 9
     g = w[_C + gold]
     if j == gold:
@@ -229,8 +242,8 @@ def _edge(k):
 
 @njit(cache=True)
 def _discard_acceptance(st, w, gold, s_cur, k, mm):
-    """``_acceptance`` of the hand at ``_C`` minus one tile of kind ``k`` (already removed by
-    the caller), reusing the full hand's suit state from ``_best_discard``: the suit of ``k``
+    """``acceptance`` of the hand at ``_C`` minus one tile of kind ``k`` (already removed by
+    the caller), reusing the full hand's suit state from ``best_discard``: the suit of ``k``
     has the row ``_DISC[k]``; a draw in another suit uses the cached row ``_PLUS[j]`` (the full
     hand's key plus j: the same for every discard outside that suit)."""
     s = k // 9
@@ -275,9 +288,10 @@ def _discard_acceptance(st, w, gold, s_cur, k, mm):
 
 
 @njit(cache=True)
-def _best_discard(st, w, gold, mk, use_mask):
-    """Best discard of the 3n+2 hand at ``_C``: returns the kind (-1 if none) and writes the
-    shanten and the acceptance after it to ``_RES``."""
+def _discard_shanten(st, w, gold, mk, use_mask):
+    """Shanten after discarding each held non-gold kind k (allowed by ``mk`` when ``use_mask``) of
+    the 3n+2 hand at ``_C``, at ``_SH + k`` (``_NONE``: not a candidate), each discard's suit row at
+    ``_DISC[k]``. Returns the lowest of them and the melds the hand after a discard needs."""
     n = _suit_state(st, w, gold)
     mm = (n - 1) // 3
     if mm > 5:
@@ -295,12 +309,20 @@ def _best_discard(st, w, gold, mk, use_mask):
         w[_SH + k] = v
         if v < best_s:
             best_s = v
+    return best_s, mm
+
+
+@njit(cache=True)
+def best_discard(st, w, gold, mk, use_mask):
+    """Best discard of the 3n+2 hand at ``_C`` (among the kinds ``mk`` allows when ``use_mask``):
+    returns the kind (-1 if none) and writes the shanten and the acceptance after it to ``_RES``."""
+    best_s, mm = _discard_shanten(st, w, gold, mk, use_mask)
     if best_s == _NONE:  # only golds can go
         if gold >= 0 and w[_C + gold] > 0 and (not use_mask or mk[gold] != 0):
             w[_C + gold] -= 1
-            v = _shanten(st, w, gold)
+            v = shanten(st, w, gold)
             w[_RES] = v
-            w[_RES + 1] = _acceptance(st, w, gold, v)
+            w[_RES + 1] = acceptance(st, w, gold, v)
             w[_C + gold] += 1
             return gold
         w[_RES] = _NONE
@@ -427,45 +449,12 @@ def _specials(w, gold, n, out):
 
 
 @njit(cache=True)
-def _accept_kinds(st, w, gold, s_cur, row, count_row):
-    """``row[j] = 1`` when drawing kind j (unseen) lowers the shanten ``s_cur`` of the 3n+1 hand at
-    ``_C`` (``_acceptance``'s test, kind by kind); ``count_row``: thermometer of the tile count."""
-    n = _suit_state(st, w, gold)
-    mm = (n + 1) // 3
-    if mm > 5:
-        mm = 5
-    acc = 0
-    for j in range(27):
-        u = w[_UNSEEN + j]
-        if u > 0 and w[_C + j] < 4 and _draw_lowers(st, w, gold, s_cur, j, mm):
-            row[j] = 1
-            acc += u
-    for c in range(27):
-        if acc > 2 * c:
-            count_row[c] = 1
-
-
-@njit(cache=True)
 def _discard_planes(st, w, gold, out):
     """HF_DISC_* planes of the 3n+2 hand at ``_C``: shanten and acceptance after each discard."""
-    n = _suit_state(st, w, gold)
-    mm = (n - 1) // 3
-    if mm > 5:
-        mm = 5
-    g = w[_C + gold]
-    best_s = _NONE
-    for k in range(27):  # _best_discard's first pass, over every held non-gold kind
-        w[_SH + k] = _NONE
-        if w[_C + k] == 0 or k == gold:
-            continue
-        s = k // 9
-        _load_row(st, w[_KEYS + s] - _POW5[k % 9], w, _DISC + 12 * k)
-        v = _sh(_comb(w, _DISC + 12 * k, _D + 12 * s, mm), g)
-        w[_SH + k] = v
-        if v < best_s:
-            best_s = v
+    best_s, mm = _discard_shanten(st, w, gold, w, False)  # every held non-gold kind
     if best_s == _NONE:
         return
+    g = w[_C + gold]
     # 金雀 after each discard: the rest as melds only, two golds as the pair (see _specials)
     best_gp = _NONE
     for k in range(27):
@@ -481,8 +470,6 @@ def _discard_planes(st, w, gold, out):
         elif w[_HF_GP + k] == best_gp + 1:
             out[HF_DISC_GP_NEXT, k] = 1
     best_a = -1
-    for k in range(27):
-        w[_PLUS_OK + k] = 0
     for k in range(27):
         w[_HF_ACC + k] = -1
         v = w[_SH + k]
@@ -506,55 +493,87 @@ def _discard_planes(st, w, gold, out):
             out[HF_DISC_ACC_MAX, k] = 1
 
 
+# ---- claims ----------------------------------------------------------------------------------------
+# One evaluation of a claim, shared by the heuristic's decision and the HF_CLAIM_* planes.
+CLAIM_PENG, CLAIM_CHI_LOW, CLAIM_CHI_MID, CLAIM_CHI_HIGH, CLAIM_KONG = 0, 1, 2, 3, 4  # chi: the discard low/mid/high
+
+
+@njit(cache=True)
+def without_tiles(st, w, gold, k, n):
+    """Shanten and acceptance of the hand at ``_C`` without ``n`` tiles of kind ``k`` (a kong's
+    tiles: a replacement draw follows, no discard), written to ``w[_RES]``, ``w[_RES + 1]``; the
+    hand is restored."""
+    w[_C + k] -= n
+    s = shanten(st, w, gold)
+    a = acceptance(st, w, gold, s)
+    w[_C + k] += n
+    w[_RES] = s
+    w[_RES + 1] = a
+
+
+@njit(cache=True)
+def claim_outcome(st, w, gold, t, col):
+    """The 3n+1 hand at ``_C`` after claiming the discard ``t`` as ``col`` (``CLAIM_*``): shanten and
+    acceptance written to ``w[_RES]``, ``w[_RES + 1]`` (peng / chi: after the best discard that
+    follows). Returns False when the hand cannot form that claim (a tile missing, a gold among
+    the tiles, a run leaving the suit); legality beyond the tiles is the mask's business."""
+    if t == gold:
+        return False
+    if col == CLAIM_KONG:
+        if w[_C + t] < 3:
+            return False
+        without_tiles(st, w, gold, t, 3)
+        return True
+    if col == CLAIM_PENG:
+        x = t
+        y = t
+    else:
+        r = t % 9
+        low = t - (col - 1)
+        if low < t - r or low + 2 > t - r + 8:
+            return False  # the run would leave the suit
+        x = low if low != t else low + 1
+        y = low + 2 if low + 2 != t else low + 1
+    if x == gold or y == gold or w[_C + x] < 1 or w[_C + y] < 1 or (x == y and w[_C + x] < 2):
+        return False
+    w[_C + x] -= 1
+    w[_C + y] -= 1
+    k = best_discard(st, w, gold, w, False)  # no mask: every non-gold discard counts
+    w[_C + x] += 1
+    w[_C + y] += 1
+    return k >= 0
+
+
+@njit(cache=True, inline="always")
+def claim_gain(s, a, s0, a0, col):
+    """2 when a claim's outcome (shanten ``s``, acceptance ``a``) lowers the shanten ``s0`` of not
+    claiming, 1 when it keeps it with more acceptance than ``a0`` (a kong: not less, it brings a
+    free draw), else 0."""
+    if s < s0:
+        return 2
+    if s == s0 and (a > a0 or (col == CLAIM_KONG and a == a0)):
+        return 1
+    return 0
+
+
 @njit(cache=True)
 def _claim_planes(st, w, gold, t, s0, a0, out):
     """HF_CLAIM_* planes for the claim tile ``t`` offered to the 3n+1 hand at ``_C`` (shanten s0,
-    acceptance a0): peng / chi / exposed kong as the heuristic weighs them, legal or not."""
-    if t == gold:
-        return
-    if w[_C + t] >= 3:  # exposed kong: three tiles leave the hand, a replacement draw follows
-        w[_C + t] -= 3
-        s = _shanten(st, w, gold)
-        a = _acceptance(st, w, gold, s)
-        w[_C + t] += 3
-        if s < s0:
-            out[HF_CLAIM_BETTER, 4] = 1
-        elif s == s0 and a >= a0:
-            out[HF_CLAIM_EQUAL, 4] = 1
-    mk = np.ones(1, np.int8)
-    for col in range(4):
-        if col == 0:
-            x = t
-            y = t
-        else:
-            r = t % 9
-            low = t - (col - 1)
-            if low < t - r or low + 2 > t - r + 8:
-                continue  # the run would leave the suit
-            x = low if low != t else low + 1
-            y = low + 2 if low + 2 != t else low + 1
-        if x == gold or y == gold or w[_C + x] < 1 or w[_C + y] < 1 or (x == y and w[_C + x] < 2):
-            continue
-        w[_C + x] -= 1
-        w[_C + y] -= 1
-        k = _best_discard(st, w, gold, mk, False)
-        w[_C + x] += 1
-        w[_C + y] += 1
-        if k < 0:
-            continue
-        s = w[_RES]
-        a = w[_RES + 1]
-        if s < s0:
-            out[HF_CLAIM_BETTER, col] = 1
-        elif s == s0 and a > a0:
-            out[HF_CLAIM_EQUAL, col] = 1
+    acceptance a0): every claim the tiles allow, as the heuristic weighs it, legal or not."""
+    for col in (CLAIM_KONG, CLAIM_PENG, CLAIM_CHI_LOW, CLAIM_CHI_MID, CLAIM_CHI_HIGH):
+        if claim_outcome(st, w, gold, t, col):
+            g = claim_gain(w[_RES], w[_RES + 1], s0, a0, col)
+            if g == 2:
+                out[HF_CLAIM_BETTER, col] = 1
+            elif g == 1:
+                out[HF_CLAIM_EQUAL, col] = 1
 
 
 @njit(cache=True)
 def feature_planes_one(o, st, wt, w, out):
     """The HF_NUM_PLANES planes of one observation ``o`` into ``out`` (HF_NUM_PLANES, 27), cleared here."""
     out[:, :] = 0
-    gold = _decode(o, w)
+    gold = decode(o, w)
     if gold < 0:  # no game (a finished table's zero observation)
         return
     n = _suit_state(st, w, gold)
@@ -571,7 +590,11 @@ def feature_planes_one(o, st, wt, w, out):
         return
     if n % 3 != 1:
         return
-    _accept_kinds(st, w, gold, s_now, out[HF_ACCEPT], out[HF_ACCEPT_COUNT])
+    acc = acceptance(st, w, gold, s_now)
+    for j in range(27):
+        out[HF_ACCEPT, j] = w[_LOWERS + j]
+        if acc > 2 * j:
+            out[HF_ACCEPT_COUNT, j] = 1
     if s_now == 0:
         cnt = np.zeros(27, np.int64)
         for k in range(27):
@@ -586,8 +609,7 @@ def feature_planes_one(o, st, wt, w, out):
             if o[P_CLAIM_TILE, k]:
                 t = k
         if t >= 0:
-            a0 = _acceptance(st, w, gold, s_now)
-            _claim_planes(st, w, gold, t, s_now, a0, out)
+            _claim_planes(st, w, gold, t, s_now, acc, out)
 
 
 @njit(cache=True)

@@ -221,6 +221,22 @@ class OneLineParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def run_cli(parser: argparse.ArgumentParser, work, bad_input: tuple = (), interrupted: str = "interrupted") -> int:
+    """A command's body ``work()`` (returns the exit code) with the README's error contract: bad
+    input (an exception of ``bad_input``) is ``PROG: error: ...`` and exit 2; Ctrl-C one line and
+    exit 130; anything else raised during the work (an agent failing mid-game) one line, exit 1."""
+    try:
+        return work()
+    except bad_input as e:
+        parser.error(str(e))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{parser.prog}: {interrupted}\n")
+        return 130
+    except Exception as e:  # noqa: BLE001 - the contract: one line, never a traceback
+        sys.stderr.write(f"{parser.prog}: error: {type(e).__name__}: {e}\n")
+        return 1
+
+
 # ---- files ----------------------------------------------------------------------------------------
 def check_output_file(path: str | os.PathLike, what: str, suffixes: tuple[str, ...] | None = None) -> Path:
     """An output file the program will write at the END of its work, checked BEFORE the work:

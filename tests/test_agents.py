@@ -201,7 +201,7 @@ def test_fast_shanten_and_acceptance_match_the_engine():
         w[features._C : features._C + 27] = c
         w[features._UNSEEN : features._UNSEEN + 27] = unseen
         w[features._VIS : features._VIS + 27] = 4 - unseen
-        k_best = features._best_discard(st, w, gold, mk, True)
+        k_best = features.best_discard(st, w, gold, mk, True)
         mm = min((n - 1) // 3, 5)
         for k in range(27):
             if c[k] == 0 or k == gold:
@@ -219,8 +219,8 @@ def test_fast_shanten_and_acceptance_match_the_engine():
         c[k_best] -= 1
         w[features._C + k_best] -= 1
         s = shanten_counts(st, c, gold)
-        assert features._shanten(st, w, gold) == s
-        assert features._acceptance(st, w, gold, s) == _ref_acceptance(c, gold, unseen, s)
+        assert features.shanten(st, w, gold) == s
+        assert features.acceptance(st, w, gold, s) == _ref_acceptance(c, gold, unseen, s)
     assert checked > 1000
 
 
@@ -234,7 +234,7 @@ def test_heuristic_decodes_unseen_tiles_from_the_observation():
     exact = total = 0
     for _ in range(60):
         for t in range(0, 32, 3):
-            gold = features._decode(obs[t], w)
+            gold = features.decode(obs[t], w)
             tb = state.numpy_view(env.buf, t)
             assert gold == tb.m[state.GOLD]
             me = int(seat[t])

@@ -202,3 +202,63 @@ def test_ppo_checkpoint_in_an_evaluation(tmp_path):
     res = evaluate([f"ppo:{path}", "random"], hands=16, seed=0, batch=16, progress=False)
     assert list(res["agents"]) == [f"ppo:{path}", "random"]
     assert res["agents"][f"ppo:{path}"]["hands"] == 16
+
+
+# ---- paired evaluation ---------------------------------------------------------------------------------
+FIRST_LEGAL = """
+import numpy as np
+from fzmj.agents import Agent
+
+class FirstLegal(Agent):
+    name = "first-legal"
+    def act(self, obs, mask):
+        return np.argmax(mask, axis=1)
+"""
+
+
+def test_paired_with_itself_is_exactly_zero():
+    for agents in (["heuristic", "random"], ["random:3", "heuristic"]):
+        res = evaluate(agents, hands=64, seed=2, batch=32, progress=False, paired=agents[0])
+        p = res["paired"]
+        assert (p["agent"], p["ref"], p["slot"], p["hands"]) == (agents[0], agents[0], 0, 64)
+        assert p["mean"] == 0 and p["ci95"] == [0, 0]
+        plain = evaluate(agents, hands=64, seed=2, batch=32, progress=False)
+        assert _no_timing(plain) == {k: v for k, v in _no_timing(res).items() if k != "paired"}
+
+
+def test_paired_is_the_slot_0_difference_of_the_two_games(tmp_path, monkeypatch):
+    """Deterministic agents: the paired run is the plain evaluation with REF in slot 0, so the
+    paired mean is the difference of slot 0's scores, and its interval is over walls."""
+    (tmp_path / "paired_bot.py").write_text(FIRST_LEGAL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    bot = "python:paired_bot:FirstLegal"
+    res, raw = evaluate(["heuristic", bot], hands=96, seed=4, batch=32, progress=False, paired=bot, _raw=True)
+    ref, ref_raw = evaluate([bot, bot], hands=96, seed=4, batch=32, progress=False, _raw=True)
+    p = res["paired"]
+    d = raw["slot_points"][:, :, 0] - ref_raw["slot_points"][:, :, 0]
+    assert p["mean"] == pytest.approx(res["per_slot"][0]["mean_score"] - ref["per_slot"][0]["mean_score"], abs=1e-9)
+    assert p["ci95"] == pytest.approx(mean_ci95(d.mean(axis=1))[1], abs=1e-12)
+    assert p["mean"] > 0 and p["ci95"][0] > 0  # the heuristic is far ahead of the first legal action
+    assert (p["agent"], p["ref"], p["hands"]) == ("heuristic", bot, 96)
+
+
+def test_paired_cli_table_and_json(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    argv = ["--agents", "heuristic", "random", "--hands", "32", "--paired", "heuristic", "--no-progress"]
+    assert main(argv + ["--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "| heuristic vs heuristic | +0.00 | [+0.00, +0.00] | 32 |" in text
+    assert json.loads(out.read_text())["paired"] == {
+        "agent": "heuristic", "ref": "heuristic", "slot": 0, "mean": 0.0, "ci95": [0.0, 0.0], "hands": 32
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("ref, msg", [("randomm", "unknown agent spec"), ("ppo:/no/such.pt", "no such checkpoint")])
+def test_paired_bad_ref_is_one_line_exit_2(ref, msg, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--agents", "heuristic", "--hands", "8", "--paired", ref, "--no-progress"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("fzmj-eval: error:") and msg in err
+    with pytest.raises(ValueError, match=msg):
+        evaluate(["heuristic"], hands=8, progress=False, paired=ref)

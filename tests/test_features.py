@@ -37,7 +37,7 @@ def observations():
 
 def _decoded(o):
     w = np.zeros(features._HF_WS_SIZE, np.int64)
-    gold = features._decode(o, w)
+    gold = features.decode(o, w)
     return w[features._C : features._C + 27].copy(), w[features._UNSEEN : features._UNSEEN + 27].copy(), gold
 
 

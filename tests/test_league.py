@@ -112,13 +112,13 @@ def test_2v2_format_alternates_seats(tmp_path):
 # ---- incremental, workers, resume -----------------------------------------------------------------------
 def test_adding_an_agent_plays_only_its_new_pairings(tmp_path, bot, monkeypatch):
     calls = []
-    real = L.evaluate
+    real = L.cache.evaluate
 
     def counting(agents, hands, **kw):
         calls.append((tuple(agents), hands))
         return real(agents, hands, **kw)
 
-    monkeypatch.setattr(L, "evaluate", counting)
+    monkeypatch.setattr(L.cache, "evaluate", counting)
     d = tmp_path / "lg"
     first = _league(["--agents", "random", "heuristic", bot, "--hands-per-pairing", str(HANDS), "--dir", str(d)])
     assert first["played"]["matches"] == 6 and len(calls) == 6
@@ -220,7 +220,7 @@ def test_a_changed_checkpoint_is_a_new_agent(tmp_path):
     assert second["played"]["matches"] == 2  # not a stale cache hit
     assert next(a for a in second["agents"] if a["spec"].startswith("ppo:"))["identity"] != ident
     # a file that changes between identification and play is never cached under the old identity
-    ents = L.entrants(L._roster(Path(d)))
+    ents = L.entrants(L.folder._roster(Path(d)))
     torch.manual_seed(2)
     save_checkpoint(ckpt, ActorCritic(hidden_sizes=(16,)))
     cfg = L.open_league(d)
@@ -296,7 +296,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     entry.write_text('{"inputs": ')
     assert "unreadable" in _cli_error(["--dir", d], capsys)
     entry.write_text("{}")
-    assert "unreadable" in _cli_error(["--dir", d], capsys)
+    assert "checksum" in _cli_error(["--dir", d], capsys)
 
 
 def test_league_with_rules_file_and_its_changes(tmp_path, capsys):
@@ -375,3 +375,64 @@ def test_pair_differences_are_the_evaluators(tmp_path):
     p = evaluate(["heuristic", "random", "heuristic", "random"], hands=32, progress=False)["pairwise"][0]
     assert two["pairs"][0]["mean_diff"] == pytest.approx(p["mean_diff"], abs=1e-9)
     assert two["pairs"][0]["ci95"] == pytest.approx(p["ci95"], abs=1e-9)
+
+
+# ---- a checked cache -------------------------------------------------------------------------------------
+def test_cache_entries_edited_or_malformed_are_refused(tmp_path, capsys):
+    d = str(tmp_path / "lg")
+    _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", d])
+    entry = sorted((Path(d) / "matches").glob("*.json"))[0]
+    good = entry.read_text()
+    ident = next(iter(json.loads(good)["agents"]))
+
+    def write(edit, checksum=False):
+        data = json.loads(good)
+        edit(data["agents"][ident])
+        if checksum:  # a forged entry with a matching checksum: the fields are still checked
+            data["checksum"] = L.cache._checksum(data)
+        entry.write_text(json.dumps(data))
+
+    write(lambda a: a.update(mean_score=a["mean_score"] + 1))  # one agent's result edited by hand
+    err = _cli_error(["--dir", d], capsys)
+    assert "checksum" in err and str(entry) in err
+    write(lambda a: a["per_wall"].__setitem__(0, float("nan")))
+    assert "NaN" in _cli_error(["--dir", d], capsys)
+    assert "NaN" in entry.read_text()  # refused, not rewritten
+    for edit, msg in [
+        (lambda a: a.update(hands=-1), "hands must be an integer in"),
+        (lambda a: a.update(hands="16"), "hands must be an integer"),
+        (lambda a: a.update(wins=1.5), "wins must be an integer"),
+        (lambda a: a.update(per_wall="x"), "per_wall"),
+        (lambda a: a["per_wall"].__setitem__(0, "1"), "not a finite number"),
+        (lambda a: a.update(specials=[]), "specials"),
+    ]:
+        write(edit, checksum=True)
+        assert msg in _cli_error(["--dir", d], capsys), msg
+    entry.write_text(good)
+    assert _league(["--dir", d])["played"]["matches"] == 0
+    assert "NaN" not in (Path(d) / "league.json").read_text()
+
+
+def test_league_files_with_wrong_types_are_refused(tmp_path, capsys):
+    d = tmp_path / "lg"
+    _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", str(d)])
+    cfg, roster = (d / "config.json").read_text(), (d / "roster.json").read_text()
+    for field, value in [("seed", "7"), ("seed", -1), ("hands_per_pairing", -1), ("batch", 2.0), ("format", 3)]:
+        (d / "config.json").write_text(json.dumps({**json.loads(cfg), field: value}))
+        assert "league config" in _cli_error(["--dir", str(d)], capsys), (field, value)
+    (d / "config.json").write_text(cfg.replace('"seed": 0', '"seed": NaN'))
+    assert "NaN" in _cli_error(["--dir", str(d)], capsys)
+    (d / "config.json").write_text(cfg)
+    (d / "roster.json").write_text(json.dumps([{"name": 1, "spec": "random"}, {"name": "h", "spec": "heuristic"}]))
+    assert "league roster" in _cli_error(["--dir", str(d)], capsys)
+    (d / "roster.json").write_text(roster)
+    assert _league(["--dir", str(d)])["played"]["matches"] == 0
+
+
+def test_unwritable_tables_are_refused_before_any_match(tmp_path, capsys):
+    d = tmp_path / "lg"
+    d.mkdir()
+    (d / "league.html").mkdir()  # a folder where the page goes
+    err = _cli_error(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", str(d)], capsys)
+    assert "league.html" in err and "directory" in err
+    assert not list((d / "matches").glob("*.json"))
