@@ -167,7 +167,18 @@ def _worker_init(setup: _Setup) -> None:
 
 
 def _worker_play(b: int):
-    return _play_batch(_WORKER_SETUP, b)
+    return (*_play_batch(_WORKER_SETUP, b), _pop_faults(_WORKER_SETUP.agents))
+
+
+def _pop_faults(agents) -> list:
+    """Each agent's fault counts since the last call (agents that report them: ``exec:``), else None."""
+    return [a.pop_faults() if callable(getattr(a, "pop_faults", None)) else None for a in agents]
+
+
+def _add_faults(total: list, part: list) -> None:
+    for i, f in enumerate(part):
+        if f is not None:
+            total[i] = {k: (total[i] or {}).get(k, 0) + v for k, v in f.items()}
 
 
 def _play_batch(setup: _Setup, b: int, progress=None):
@@ -471,6 +482,7 @@ def evaluate(
     bar = tqdm(total=4 * walls, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
     parts: list = []
     decisions = 0
+    faults: list = [None] * len(objs)  # per distinct agent: exec bots' fault counts
     try:
         if workers == 1:
             setup = _Setup(slot_agent, objs, rules_obj, int(seed), int(batch), walls, keeper is not None)
@@ -481,6 +493,7 @@ def evaluate(
                     bar.update(base + k - bar.n)
 
                 res, dec, log = _play_batch(setup, b, tick)
+                _add_faults(faults, _pop_faults(setup.agents))
                 parts.append(res)
                 decisions += dec
                 _keep(keeper, setup, b, res, log)
@@ -492,7 +505,8 @@ def evaluate(
                 start_method = "fork" if fork_ok else "spawn"
             ctx = mp.get_context(start_method)
             with ctx.Pool(workers, initializer=_worker_init, initargs=(setup,)) as pool:
-                for b, (res, dec, log) in enumerate(pool.imap(_worker_play, range(n_batches))):
+                for b, (res, dec, log, f) in enumerate(pool.imap(_worker_play, range(n_batches))):
+                    _add_faults(faults, f)
                     parts.append(res)
                     decisions += dec
                     _keep(keeper, setup, b, res, log)
@@ -520,6 +534,8 @@ def evaluate(
             "workers": workers,
         },
     }
+    if any(f is not None for f in faults):  # only with exec: agents (docs/protocol.md, Faults)
+        out["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
     if keeper is not None:
         out["records"] = [str(p) for p in keeper.write(save_records)]
     if _raw:
@@ -583,6 +599,9 @@ def markdown(res: dict) -> str:
             r = res["ratings"]["agents"].get(name)
             if isinstance(r, dict):
                 lines.append(f"| {name} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['ordinal']:.2f} |")
+    for name, f in (res.get("bot_faults") or {}).items():
+        if any(f.values()):
+            lines += ["", f"**{name}** faults: " + ", ".join(f"{k} {v}" for k, v in f.items()) + " (docs/protocol.md)"]
     t = res.get("timing", {})
     if t.get("hands_per_s"):
         lines += ["", f"_{t['elapsed_s']:.1f} s, {t['hands_per_s']:.0f} hands/s, {t['workers']} worker(s)_"]

@@ -128,6 +128,10 @@ def agent_identity(spec: str, agent=None) -> str:
     """
     s = spec.strip()
     kind, _, arg = s.partition(":")
+    if kind == "exec":  # the command and the content of the files it names
+        from .exec_bot import exec_identity
+
+        return exec_identity(s)
     if kind == "python":
         module_name = arg.rpartition(":")[0]
         module = sys.modules.get(module_name)
@@ -460,7 +464,7 @@ def _check_identities(specs, identities, modules: bool = True) -> None:
     """Refuse to play (or to save) a match whose agent's file changed since the league identified it.
     ``modules=False``: skip ``python:`` agents (their module is imported when the match starts)."""
     for spec, ident in zip(specs, identities, strict=True):
-        check = _spec_file(spec) is not None or (modules and spec.startswith("python:"))
+        check = _spec_file(spec) is not None or spec.startswith("exec:") or (modules and spec.startswith("python:"))
         if check and agent_identity(spec) != ident:
             raise RuntimeError(f"agent {spec!r} changed while the league was running; run the league again")
 
@@ -506,6 +510,8 @@ def _play_match(task: tuple) -> tuple[str, dict]:
         "elapsed_s": res["timing"]["elapsed_s"],
         "decisions": res["timing"]["decisions"],
     }
+    if "bot_faults" in res:  # exec bots: crashes, timeouts, ... in this match (docs/protocol.md)
+        entry["bot_faults"] = res["bot_faults"]
     return key, entry
 
 
