@@ -30,6 +30,7 @@ Faults (one line on stderr each, counted in :meth:`ExecAgent.pop_faults`, play n
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -141,76 +142,111 @@ def exec_identity(spec: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # what the bot sees
 # ---------------------------------------------------------------------------------------------
-def _counts(obs: np.ndarray, first: int) -> np.ndarray:
-    """(N, 27) tile counts from four threshold planes starting at ``first``."""
-    return obs[:, first : first + 4].sum(axis=1, dtype=np.int64)
+def _tiles(c: np.ndarray) -> list[list[int]]:
+    """Each row of a (N, 27) count matrix as its kinds with repetition, ascending (a tile list)."""
+    rows, cols = np.nonzero(c)
+    flat = np.repeat(cols, c[rows, cols]).tolist()
+    ends = np.cumsum(c.sum(axis=1, dtype=np.int64)).tolist()
+    return [flat[a:b] for a, b in zip([0, *ends][: len(ends)], ends, strict=True)]
 
 
-def _one_hot(row: np.ndarray) -> int | None:
-    nz = np.flatnonzero(row)
-    return int(nz[0]) if nz.size else None
+def _sets(m: np.ndarray) -> list[list[int]]:
+    """The kinds set in each row of a (N, 27) 0/1 matrix."""
+    return _tiles(m != 0)
 
 
-def _seat_view(o: np.ndarray, r: int) -> dict:
+def _hot(m: np.ndarray) -> list:
+    """The column of the one-hot in each row of a (N, K) 0/1 matrix, None for an empty row."""
+    return np.where(m.any(axis=1), m.argmax(axis=1), -1).tolist()
+
+
+def _seat_columns(o: np.ndarray, r: int) -> list[list]:
+    """Each field of relative seat r's view, as one list over the batch (``_SEAT_KEYS`` order)."""
     b = 9 + 20 * r
-    f = o[b + 19]
-    return {
-        "melds": o[b : b + 4].sum(axis=0).tolist(),
-        "pengs": np.flatnonzero(o[b + 4]).tolist(),
-        "kongs": np.flatnonzero(o[b + 5]).tolist(),
-        "taken": np.flatnonzero(o[b + 6]).tolist(),
-        "discards": o[b + 7 : b + 11].sum(axis=0).tolist(),
-        "claimed": np.flatnonzero(o[b + 11]).tolist(),
-        "recent": [k for k in (_one_hot(o[b + 12 + j]) for j in range(4)) if k is not None],
-        "flowers": int(o[b + 18].sum()),
-        "dealer": bool(f[0]),
-        "gold_discarded": bool(f[1]),
-        "current": bool(f[2]),
-        "discarder": bool(f[3]),
-        "n_melds": int(f[4:9].sum()),
-        "concealed_kongs": int(f[9:13].sum()),
-        "swim": int(o[98, 3 * r : 3 * r + 3].sum()),
-    }
+    recent = [_hot(o[:, b + 12 + j]) for j in range(4)]
+    f = o[:, b + 19]
+    return [
+        _tiles(o[:, b : b + 4].sum(axis=1, dtype=np.int64)),
+        _sets(o[:, b + 4]),
+        _sets(o[:, b + 5]),
+        _sets(o[:, b + 6]),
+        _tiles(o[:, b + 7 : b + 11].sum(axis=1, dtype=np.int64)),
+        _sets(o[:, b + 11]),
+        [[k for k in ks if k >= 0] for ks in zip(*recent, strict=True)],
+        o[:, b + 18].sum(axis=1, dtype=np.int64).tolist(),
+        (f[:, 0] == 1).tolist(),
+        (f[:, 1] == 1).tolist(),
+        (f[:, 2] == 1).tolist(),
+        (f[:, 3] == 1).tolist(),
+        f[:, 4:9].sum(axis=1, dtype=np.int64).tolist(),
+        f[:, 9:13].sum(axis=1, dtype=np.int64).tolist(),
+        o[:, 98, 3 * r : 3 * r + 3].sum(axis=1, dtype=np.int64).tolist(),
+    ]
 
 
-def _row_view(o: np.ndarray) -> dict:
-    """The public view of one observation (99, 27): see docs/protocol.md for every field."""
-    drawable = int(o[89].sum())
-    if drawable == 27:
-        drawable = 27 + 2 * int(o[90].sum())  # coarse thermometer: within 1 above 27
-    phase = o[95]
-    return {
-        "hand": o[0:4].sum(axis=0).tolist(),
-        "gold": _one_hot(o[4]),
-        "golds": int(o[5].sum()),
-        "drawn": _one_hot(o[8]),
-        "passed": np.flatnonzero(o[6]).tolist(),
-        "own_concealed_kongs": np.flatnonzero(o[7]).tolist(),
-        "phase": ("turn", "discard", "claim", "over")[int(np.argmax(phase[:4]))] if phase[:4].any() else "none",
-        "to_act": bool(phase[6]),
-        "rob_window": bool(phase[4]),
-        "heaven_possible": bool(phase[5]),
-        "claim_tile": _one_hot(o[96]),
-        "seats": [_seat_view(o, r) for r in range(4)],
-        "drawable": drawable,
-        "tiles_left_div4": int(o[91].sum()),
-        "reserve": int(o[92].sum()),
-        "streak": int(o[93].sum()),
-        "hands_left": int(o[94].sum()),
-        "preset": _one_hot(o[97, :5]),
-        "loss_cap": bool(o[97, 5]),
-    }
+_SEAT_KEYS = (
+    "melds", "pengs", "kongs", "taken", "discards", "claimed", "recent", "flowers",
+    "dealer", "gold_discarded", "current", "discarder", "n_melds", "concealed_kongs", "swim",
+)  # fmt: skip
+_PHASES = ("turn", "discard", "claim", "over")
 
 
 def public_view(obs: np.ndarray) -> list[dict]:
-    """The decoded public view of each observation row (a function of the observation only)."""
-    return [_row_view(o) for o in np.asarray(obs, dtype=np.int8)]
+    """The decoded public view of each observation row (docs/protocol.md names every field).
+
+    A function of the observation only, decoded for the whole batch at once (one numpy pass
+    per field, then one dict per row)."""
+    o = np.asarray(obs, dtype=np.int8)
+    if o.ndim == 2:
+        o = o[None]
+    n = o.shape[0]
+
+    def col(m):
+        return [None if k < 0 else k for k in _hot(m)]
+
+    drawable = o[:, 89].sum(axis=1, dtype=np.int64)
+    drawable = np.where(drawable == 27, 27 + 2 * o[:, 90].sum(axis=1, dtype=np.int64), drawable)
+    ph = o[:, 95]
+    phase = [_PHASES[k] if k >= 0 else "none" for k in _hot(ph[:, :4])]
+    seats = [[dict(zip(_SEAT_KEYS, v, strict=True)) for v in zip(*_seat_columns(o, r), strict=True)] for r in range(4)]
+    fields = {
+        "hand": _tiles(o[:, 0:4].sum(axis=1, dtype=np.int64)),
+        "gold": col(o[:, 4]),
+        "golds": o[:, 5].sum(axis=1, dtype=np.int64).tolist(),
+        "drawn": col(o[:, 8]),
+        "passed": _sets(o[:, 6]),
+        "own_concealed_kongs": _sets(o[:, 7]),
+        "phase": phase,
+        "to_act": (ph[:, 6] == 1).tolist(),
+        "rob_window": (ph[:, 4] == 1).tolist(),
+        "heaven_possible": (ph[:, 5] == 1).tolist(),
+        "claim_tile": col(o[:, 96]),
+        "seats": [list(x) for x in zip(*seats, strict=True)] if n else [],
+        "drawable": drawable.tolist(),
+        "tiles_left_div4": o[:, 91].sum(axis=1, dtype=np.int64).tolist(),
+        "reserve": o[:, 92].sum(axis=1, dtype=np.int64).tolist(),
+        "streak": o[:, 93].sum(axis=1, dtype=np.int64).tolist(),
+        "hands_left": o[:, 94].sum(axis=1, dtype=np.int64).tolist(),
+        "preset": col(o[:, 97, :5]),
+        "loss_cap": (o[:, 97, 5] == 1).tolist(),
+    }
+    keys = list(fields)
+    return [dict(zip(keys, v, strict=True)) for v in zip(*fields.values(), strict=True)]
 
 
 def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",)) -> str:
     """The ``act`` request line for a batch (without the newline): what the bot is sent."""
-    legal = [np.flatnonzero(m).tolist() for m in mask]
-    rows = [{"legal": lg} for lg in legal]
+    if not gc.isenabled():
+        return _request_message(req_id, obs, mask, fields)
+    gc.disable()  # many small lists and dicts, all garbage a moment later: no cycle scans meanwhile
+    try:
+        return _request_message(req_id, obs, mask, fields)
+    finally:
+        gc.enable()
+
+
+def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields) -> str:
+    rows = [{"legal": lg} for lg in _sets(mask)]
     if "view" in fields:
         for row, v in zip(rows, public_view(obs), strict=True):
             row["view"] = v

@@ -23,11 +23,12 @@ sub choose {
     my $view = $row->{view};
     my @discards = grep { $_ < 27 } @legal;
     if (@discards) {
-        my $hand = $view->{hand};
+        my @count = (0) x 27;
+        $count[$_]++ for @{ $view->{hand} };    # the hand is a tile list: kinds with repetition
         my $gold = $view->{gold} // -1;
         my @keep = grep { $_ != $gold } @discards;
         @keep = @discards unless @keep;
-        my ($best) = sort { $hand->[$a] <=> $hand->[$b] or $a <=> $b } @keep;
+        my ($best) = sort { $count[$a] <=> $count[$b] or $a <=> $b } @keep;
         return $best;
     }
     return $PASS if $is{$PASS};
