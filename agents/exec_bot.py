@@ -53,7 +53,17 @@ from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
 
 from .base import Agent, AgentSpecError, as_batch
 
-__all__ = ["ExecAgent", "ExecSpec", "parse_exec_spec", "public_view", "request_message", "PROTOCOL", "VERSION"]
+__all__ = [
+    "ExecAgent",
+    "ExecSpec",
+    "parse_exec_spec",
+    "normalize_exec_spec",
+    "exec_identity",
+    "public_view",
+    "request_message",
+    "PROTOCOL",
+    "VERSION",
+]
 
 PROTOCOL = "fzmj-bot"
 VERSION = 1
@@ -126,6 +136,27 @@ def parse_exec_spec(spec: str) -> ExecSpec:
         if re.search(r"\.(py|pl|sh|awk|rb|js|lua|jl|r|R)$", a) and not os.path.isfile(a):
             raise AgentSpecError(f"bad agent spec {spec!r}: file {a!r} not found")
     return ExecSpec(argv=argv, options=opts, **opts)
+
+
+def normalize_exec_spec(spec: str) -> str:
+    """``spec`` with every file the command names made absolute (a league roster then works from
+    any directory); the options and the other arguments as written."""
+    p = parse_exec_spec(spec)
+    argv = [
+        str(Path(a).resolve()) if os.path.isfile(a) and (i or "/" in a) and not os.path.isabs(a) else a
+        for i, a in enumerate(p.argv)
+    ]
+    opts = "".join(f"{k}={spec_value}:" for k, spec_value in _written_options(spec))
+    return f"exec:{opts}{shlex.join(argv)}"
+
+
+def _written_options(spec: str) -> list[tuple[str, str]]:
+    """The ``NAME=VALUE`` options as written in a valid spec, in order."""
+    rest, out = spec.strip()[len("exec:") :], []
+    while (m := _OPTION_RE.match(rest)) is not None:
+        out.append((m.group(1), m.group(2)))
+        rest = rest[m.end() :]
+    return out
 
 
 def exec_identity(spec: str) -> str:

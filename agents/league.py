@@ -115,6 +115,10 @@ def _spec_file(spec: str) -> Path | None:
 def normalize_spec(spec: str) -> str:
     """``spec`` with a file argument made absolute, so the roster works from any directory."""
     s = spec.strip()
+    if s.startswith("exec:"):  # the files its command names
+        from .exec_bot import normalize_exec_spec
+
+        return normalize_exec_spec(s)
     p = _spec_file(s)
     return f"{s.partition(':')[0]}:{p.resolve()}" if p is not None else s
 

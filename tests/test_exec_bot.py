@@ -437,3 +437,29 @@ def test_play_agents_with_an_exec_bot():
 
     rec = play_agents([RANDOM_BOT, "random", PERL_BOT if shutil.which("perl") else "random", "random:1"], seed=3)
     assert rec["meta"]["seats"][0] == RANDOM_BOT
+
+
+def test_league_spec_is_made_absolute(tmp_path, monkeypatch):
+    from fzmj.agents.league import normalize_spec
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my bot.py").write_text("")
+    norm = normalize_spec("exec:timeout=0.5:python3 'my bot.py' --level 2")
+    assert norm == f"exec:timeout=0.5:python3 '{tmp_path / 'my bot.py'}' --level 2"
+    assert parse_exec_spec(norm).timeout == 0.5
+
+
+def test_league_with_exec_bots_records_faults_and_caches(tmp_path, capsys):
+    from fzmj.agents.league import main
+
+    crashing = bot(tmp_path, "sys.exit(1)", options="restarts=0:")
+    league = str(tmp_path / "league")
+    args = ["--dir", league, "--hands-per-pairing", "16", "--no-progress"]
+    assert main(["--agents", RANDOM_BOT, crashing, "random", *args]) == 0
+    out = capsys.readouterr()
+    assert "crash" in out.err and RANDOM_BOT in out.out
+    entries = [json.loads(p.read_text()) for p in (Path(league) / "matches").glob("*.json")]
+    faults = [f for e in entries for f in e.get("bot_faults", {}).values()]
+    assert any(f["crash"] for f in faults) and any(not any(f.values()) for f in faults)
+    assert main(args) == 0  # everything cached: nothing runs again
+    assert "crash" not in capsys.readouterr().err
