@@ -146,7 +146,7 @@ def normalize_exec_spec(spec: str) -> str:
         str(Path(a).resolve()) if os.path.isfile(a) and (i or "/" in a) and not os.path.isabs(a) else a
         for i, a in enumerate(p.argv)
     ]
-    opts = "".join(f"{k}={spec_value}:" for k, spec_value in _written_options(spec))
+    opts = "".join(f"{name}={value}:" for name, value in _written_options(spec))
     return f"exec:{opts}{shlex.join(argv)}"
 
 
@@ -411,10 +411,6 @@ class ExecAgent(Agent):
         self._fallback = None
 
     # -- public -------------------------------------------------------------------------------
-    @property
-    def identity(self) -> str:
-        return exec_identity(self.name)
-
     def reset(self, seed: int | None = None) -> None:
         self._seed = None if seed is None else int(seed)
         self._seed_pending = True
