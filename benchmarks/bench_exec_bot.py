@@ -130,14 +130,18 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="fewer decisions per run")
+    p.add_argument("--only", choices=("throughput", "timeouts", "eval"), help="run one part only")
     args = p.parse_args()
     obs, mask = decision_pool()
     keep = mask.any(axis=1)
     obs, mask = obs[keep], mask[keep]
     print(f"decision pool: {len(obs)} real decisions; python {sys.version.split()[0]}\n")
-    throughput(obs, mask, args)
-    timeouts(obs, mask, args)
-    end_to_end(args)
+    if args.only in (None, "throughput"):
+        throughput(obs, mask, args)
+    if args.only in (None, "timeouts"):
+        timeouts(obs, mask, args)
+    if args.only in (None, "eval"):
+        end_to_end(args)
     return 0
 
 
