@@ -298,15 +298,16 @@ class _BotFault(Exception):
 
 
 def _kill_group(proc: subprocess.Popen, owner: int) -> None:
-    """Kill the bot's process group and reap the bot (only from the process that started it)."""
-    if os.getpid() != owner:
-        return  # a forked child holds a copy of the handle: the bot is its parent's
+    """Close our ends of the pipes, kill the bot's process group and reap the bot (the kill and
+    the reaping only in the process that started it: a forked child's copy leaves it alone)."""
     for f in (proc.stdin, proc.stdout):
         try:
             if f is not None:
                 f.close()
         except OSError:
             pass
+    if os.getpid() != owner:
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -482,7 +483,8 @@ class ExecAgent(Agent):
 
     def _ensure_started(self) -> _Process | None:
         if self._proc is not None and self._proc.owner != os.getpid():
-            self._proc = None  # inherited through fork: the parent's bot, not ours
+            self._proc.close()  # inherited through fork: the parent's bot; close our pipe copies
+            self._proc, self._req = None, 0
         if self._proc is not None:
             return self._proc
         if self._req:  # started before: this is a restart

@@ -463,3 +463,26 @@ def test_league_with_exec_bots_records_faults_and_caches(tmp_path, capsys):
     assert any(f["crash"] for f in faults) and any(not any(f.values()) for f in faults)
     assert main(args) == 0  # everything cached: nothing runs again
     assert "crash" not in capsys.readouterr().err
+
+
+def test_a_forked_child_starts_its_own_bot():
+    """A forked worker never talks to (or kills) its parent's bot: it starts its own."""
+    agent = make_agent(RANDOM_BOT)
+    obs, mask = batch(4)
+    agent.act(obs, mask)
+    parent_bot = agent._proc.proc.pid
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        try:
+            a = agent.act(obs, mask)
+            ok = legal(a, mask) and agent._proc.proc.pid != parent_bot and agent.pop_faults()["crash"] == 0
+            agent.close()
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+    assert os.read(r, 1) == b"1"
+    assert legal(agent.act(obs, mask), mask) and agent._proc.proc.pid == parent_bot  # ours still answers
+    agent.close()
+    assert_gone(parent_bot)
