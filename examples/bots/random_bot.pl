@@ -3,9 +3,9 @@
 #
 #     fzmj-eval --agents "exec:perl examples/bots/random_bot.pl" random --hands 400
 #
-# It reads the public view ("obs": ["view"]) and plays a little better than random: it wins
-# when it may (hu), passes on every claim, and otherwise discards a tile of the kind it holds
-# fewest of (golds kept); anything else is a uniform choice among the legal actions.
+# It reads the public view ("obs": ["view"]) and follows three rules: win when it may (hu),
+# discard a tile of the kind it holds fewest of (golds kept), pass on every claim; anything
+# else is a uniform choice among the legal actions.
 use strict;
 use warnings;
 use JSON::PP;
