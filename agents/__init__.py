@@ -9,6 +9,7 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
 | ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
+| ``exec:[OPTIONS:]COMMAND`` | a program in any language speaking JSON lines (``agents/exec_bot.py``, ``docs/protocol.md``) |
 
 Evaluation: ``fzmj.agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
 """
@@ -31,7 +32,10 @@ from .base import Agent, AgentSpecError, as_batch  # noqa: E402  (after the cach
 
 __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
 
-SPEC_HELP = "random, random:SEED, heuristic, pretrained, ppo:PATH or python:module:Class"
+SPEC_HELP = (
+    "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class or "
+    "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
+)
 
 
 class _DuckAgent(Agent):
@@ -138,4 +142,8 @@ def make_agent(spec) -> Agent:
         return PPOAgent(arg, name=s)
     if kind == "python":
         return _load_python_class(s, arg)
+    if kind == "exec":
+        from .exec_bot import ExecAgent
+
+        return ExecAgent(s)
     raise AgentSpecError(f"unknown agent spec {spec!r}: expected {SPEC_HELP}")

@@ -176,7 +176,18 @@ def _worker_init(setup: _Setup) -> None:
 
 
 def _worker_play(b: int):
-    return _play_batch(_WORKER_SETUP, b)
+    return (*_play_batch(_WORKER_SETUP, b), _pop_faults(_WORKER_SETUP.agents))
+
+
+def _pop_faults(agents) -> list:
+    """Each agent's fault counts since the last call (agents that report them: ``exec:``), else None."""
+    return [a.pop_faults() if callable(getattr(a, "pop_faults", None)) else None for a in agents]
+
+
+def _add_faults(total: list, part: list) -> None:
+    for i, f in enumerate(part):
+        if f is not None:
+            total[i] = {k: (total[i] or {}).get(k, 0) + v for k, v in f.items()}
 
 
 def _play_batch(setup: _Setup, b: int, progress=None):
@@ -463,9 +474,10 @@ def _default_start_method() -> str:
     return "fork" if "fork" in mp.get_all_start_methods() and "torch" not in sys.modules else "spawn"
 
 
-def _play(setup: _Setup, specs: list, workers: int, start_method, keeper, bar) -> tuple[np.ndarray, int]:
+def _play(setup: _Setup, specs: list, workers: int, start_method, keeper, bar, faults: list) -> tuple[np.ndarray, int]:
     """Every batch of ``setup``, in this process or in ``workers`` processes (same results): the
-    job results in wall order and the number of decisions taken."""
+    job results in wall order and the number of decisions taken; exec bots' faults are added
+    to ``faults`` (one slot per distinct agent)."""
     n_batches = -(-setup.walls // (setup.batch // 4))
     parts: list = []
     decisions = 0
@@ -477,6 +489,7 @@ def _play(setup: _Setup, specs: list, workers: int, start_method, keeper, bar) -
                 bar.update(base + k - bar.n)
 
             res, dec, log = _play_batch(setup, b, tick)
+            _add_faults(faults, _pop_faults(setup.agents))
             parts.append(res)
             decisions += dec
             _keep(keeper, setup, b, res, log)
@@ -484,7 +497,8 @@ def _play(setup: _Setup, specs: list, workers: int, start_method, keeper, bar) -
     remote = replace(setup, agents=list(specs))  # specs are rebuilt in each worker; objects are inherited
     ctx = mp.get_context(start_method or _default_start_method())
     with ctx.Pool(workers, initializer=_worker_init, initargs=(remote,)) as pool:
-        for b, (res, dec, log) in enumerate(pool.imap(_worker_play, range(n_batches))):
+        for b, (res, dec, log, f) in enumerate(pool.imap(_worker_play, range(n_batches))):
+            _add_faults(faults, f)
             parts.append(res)
             decisions += dec
             _keep(keeper, setup, b, res, log)
@@ -577,10 +591,12 @@ def evaluate(
 
     total = 4 * walls * (1 if ref is None else 2)
     bar = tqdm(total=total, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
+    faults: list = [None] * len(objs)  # per distinct agent: exec bots' fault counts
     try:
-        results, decisions = _play(setup, specs, workers, start_method, keeper, bar)
+        results, decisions = _play(setup, specs, workers, start_method, keeper, bar, faults)
         if ref is not None:
-            ref_results, ref_decisions = _play(ref[0], ref[1], workers, start_method, None, bar)
+            ref_faults: list = [None] * len(ref[0].agents)
+            ref_results, ref_decisions = _play(ref[0], ref[1], workers, start_method, None, bar, ref_faults)
             decisions += ref_decisions
     finally:
         bar.close()
@@ -588,6 +604,8 @@ def evaluate(
     out, raw = _result(setup, names, hands, results, timing, total)
     if ref is not None:
         out["paired"] = _paired_stats(results, ref_results, walls, names[slot_agent[0]], ref[2])
+    if any(f is not None for f in faults):  # only with exec: agents (docs/protocol.md, Faults)
+        out["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
     if keeper is not None:
         out["records"] = [str(p) for p in keeper.write(save_records)]
     if _raw:
@@ -646,6 +664,9 @@ def markdown(res: dict) -> str:
             "",
             *md_table(head, "lrlr", [[f"{p['agent']} vs {p['ref']}", _f(p["mean"]), _ci(p["ci95"]), str(p["hands"])]]),
         ]
+    for name, f in (res.get("bot_faults") or {}).items():
+        if any(f.values()):
+            lines += ["", f"**{name}** faults: " + ", ".join(f"{k} {v}" for k, v in f.items()) + " (docs/protocol.md)"]
     t = res.get("timing", {})
     if t.get("hands_per_s"):
         lines += ["", f"_{t['elapsed_s']:.1f} s, {t['hands_per_s']:.0f} hands/s, {t['workers']} worker(s)_"]

@@ -128,7 +128,7 @@ def _check_identities(specs, identities, modules: bool = True) -> None:
     """Refuse to play (or to save) a match whose agent's file changed since the league identified it.
     ``modules=False``: skip ``python:`` agents (their module is imported when the match starts)."""
     for spec, ident in zip(specs, identities, strict=True):
-        check = _spec_file(spec) is not None or (modules and spec.startswith("python:"))
+        check = _spec_file(spec) is not None or spec.startswith("exec:") or (modules and spec.startswith("python:"))
         if check and agent_identity(spec) != ident:
             raise RuntimeError(f"agent {spec!r} changed while the league was running; run the league again")
 
@@ -174,6 +174,8 @@ def _play_match(task: tuple) -> tuple[str, dict]:
         "elapsed_s": res["timing"]["elapsed_s"],
         "decisions": res["timing"]["decisions"],
     }
+    if "bot_faults" in res:  # exec bots: crashes, timeouts, ... in this match (docs/protocol.md)
+        entry["bot_faults"] = res["bot_faults"]
     entry["checksum"] = _checksum(entry)
     return key, entry
 

@@ -48,6 +48,10 @@ def _spec_file(spec: str) -> Path | None:
 def normalize_spec(spec: str) -> str:
     """``spec`` with a file argument made absolute, so the roster works from any directory."""
     s = spec.strip()
+    if s.startswith("exec:"):  # the files its command names
+        from ..exec_bot import normalize_exec_spec
+
+        return normalize_exec_spec(s)
     p = _spec_file(s)
     return f"{s.partition(':')[0]}:{p.resolve()}" if p is not None else s
 
@@ -61,6 +65,10 @@ def agent_identity(spec: str, agent=None) -> str:
     """
     s = spec.strip()
     kind, _, arg = s.partition(":")
+    if kind == "exec":  # the command and the content of the files it names
+        from ..exec_bot import exec_identity
+
+        return exec_identity(s)
     if kind == "python":
         module_name = arg.rpartition(":")[0]
         module = sys.modules.get(module_name)
