@@ -27,7 +27,7 @@ from .core.intrinsics import borrow, prefetch
 from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
-from .validate import MAX_TABLES, check_hands_per_game, check_int, check_memory, check_reward_scale
+from .validate import MAX_TABLES, check_bool, check_hands_per_game, check_int, check_memory, check_reward_scale
 
 
 @njit(cache=True)
@@ -406,6 +406,8 @@ class VectorEnv:
         hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state
         reward_scale = check_reward_scale(reward_scale)
         num_threads = check_int("num_threads", num_threads, 1)
+        oracle = check_bool("oracle", oracle)
+        auto_reset = check_bool("auto_reset", auto_reset)
         if num_threads > numba.config.NUMBA_NUM_THREADS:
             raise ValueError(
                 f"num_threads={num_threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba can use here"

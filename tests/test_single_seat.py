@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 import fzmj_env
 from fzmj.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
+from fzmj_env.actions import A_PASS
 from fzmj_env.encode import NUM_CHANNELS
 from fzmj_env.vector import VectorEnv
 
@@ -117,7 +118,8 @@ def test_single_env_reward_sums_to_final_score_and_is_deterministic():
             if term:
                 assert ret == pytest.approx(info["final_score"])
                 assert info["seat"] == seat  # the ended game's seat
-                assert not obs.any() and not env.action_masks().any()
+                assert not obs.any() and np.flatnonzero(env.action_masks()).tolist() == [A_PASS]
+                assert np.flatnonzero(info["action_mask"]).tolist() == [A_PASS]  # a valid mask at the end
                 out.append(ret)
                 ret = 0.0
                 obs, info = env.reset()
@@ -166,7 +168,8 @@ def test_illegal_learner_action_and_step_before_reset():
     obs, info = env.reset(seed=0)
     assert info["illegal_action"] == 0
     obs, r, term, trunc, info = env.step(illegal)
-    assert term and r == -5.0 and info["illegal_action"] == 1 and not env.action_masks().any()
+    assert term and r == -5.0 and info["illegal_action"] == 1
+    assert np.flatnonzero(env.action_masks()).tolist() == [A_PASS]
     obs, info = env.reset()
     assert env.action_masks().any()
     venv = SingleSeatVectorEnv(2, opponents="random")
