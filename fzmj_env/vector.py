@@ -608,8 +608,12 @@ class VectorEnv:
         actions = np.asarray(actions)
         if actions.shape != tables.shape or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers of shape {tables.shape}, got {actions.shape} {actions.dtype}")
-        tables = tables.astype(np.int64, copy=False)
-        actions = actions.astype(np.int64, copy=False)
+        return self._step_tables(tables.astype(np.int64, copy=False), actions.astype(np.int64, copy=False))
+
+    def _step_tables(self, tables: np.ndarray, actions: np.ndarray):
+        """:meth:`step_tables` for callers whose ``tables`` and ``actions`` already are 1-D int64
+        arrays of one shape, after ``reset`` (the single-seat driver, once per opponent decision);
+        tables and actions are still checked by the kernel."""
         first, n_illegal = _find_illegal_at(tables, actions, self._mask, self._seat)
         if n_illegal == -1:
             raise ValueError(f"tables must be in 0..{self.num_tables - 1}, got {int(tables[first])}")
