@@ -207,3 +207,27 @@ def test_ppo_checkpoint_and_mixed_opponents(tmp_path):
         obs, r, term, trunc, info = env.step(np.array([np.flatnonzero(m)[-1] for m in env.action_masks()]))
         episodes += int(term.sum())
     assert episodes > 0
+
+
+def test_make_vec_with_wrappers_sync_and_vector_wrappers():
+    """Gymnasium refuses ``wrappers=`` with a native vector env; the two documented routes work."""
+    from gymnasium.wrappers import RecordEpisodeStatistics
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics as VectorRecordEpisodeStatistics
+
+    envs = gym.make_vec(
+        "fzmj/SingleSeat-v0",
+        num_envs=2,
+        vectorization_mode="sync",
+        opponents="random",
+        wrappers=[RecordEpisodeStatistics],
+    )
+    venv = VectorRecordEpisodeStatistics(gym.make_vec("fzmj/SingleSeat-v0", num_envs=2, opponents="random"))
+    for env, masks in ((envs, lambda info: info["action_mask"]), (venv, lambda info: venv.unwrapped.action_masks())):
+        obs, info = env.reset(seed=0)
+        episodes = 0
+        for _ in range(300):
+            acts = np.array([np.flatnonzero(m)[0] for m in masks(info)])
+            obs, r, term, trunc, info = env.step(acts)
+            if "episode" in info:
+                episodes += int(info["_episode"].sum())
+        assert episodes > 0
