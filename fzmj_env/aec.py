@@ -467,7 +467,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- library options (obs_dtype, flatten, info) ----------------------------------------
     def _set_library_options(self, obs_dtype: str, flatten: bool, info: str, record: bool) -> None:
-        if obs_dtype not in _OBS_DTYPES:
+        if not isinstance(obs_dtype, str) or obs_dtype not in _OBS_DTYPES:
             raise ValueError(f"obs_dtype must be one of {sorted(_OBS_DTYPES)}, got {obs_dtype!r}")
         if not isinstance(flatten, bool):
             raise ValueError(f"flatten must be True or False, got {flatten!r}")

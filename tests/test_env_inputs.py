@@ -174,3 +174,46 @@ def test_substitute_mode_single_seat():
     assert info["illegal_action"].tolist() == [1, 1, 1]
     with pytest.raises(ValueError, match="illegal_action"):
         SingleSeatVectorEnv(2, illegal_action="terminate")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"opponents": None},
+        {"opponents": 5},
+        {"obs_dtype": ["int8"]},
+        {"obs_dtype": None},
+        {"seat": None},
+        {"seat": [0]},
+        {"hands_per_game": None},
+        {"hands_per_game": 2**80},
+        {"reward_scale": None},
+        {"reward_scale": float("nan")},
+        {"illegal_action": ["raise"]},
+        {"illegal_action": None},
+        {"flatten": "false"},
+        {"mask_in_obs": 1},
+    ],
+)
+def test_single_seat_constructor_value_errors(kwargs):
+    with pytest.raises(ValueError):
+        SingleSeatEnv(**kwargs)
+    if "illegal_action" not in kwargs:
+        with pytest.raises(ValueError):
+            SingleSeatVectorEnv(2, **kwargs)
+
+
+@pytest.mark.parametrize("seed", ["1", 1.5, -1, 2**64, True, [1]])
+def test_reset_seed_value_errors(seed):
+    with pytest.raises(ValueError, match="seed"):
+        SingleSeatEnv(opponents="random").reset(seed=seed)
+    with pytest.raises(ValueError, match="seed"):
+        fzmj_env.parallel_env().reset(seed=seed)
+
+
+@pytest.mark.parametrize("kwargs", [{"obs_dtype": ["int8"]}, {"flatten": 1}, {"info": None}, {"reward_scale": "1"}])
+def test_aec_and_parallel_constructor_value_errors(kwargs):
+    with pytest.raises(ValueError):
+        fzmj_env.env(**kwargs)
+    with pytest.raises(ValueError):
+        fzmj_env.parallel_env(**kwargs)

@@ -73,7 +73,7 @@ from fzmj_env.actions import A_PASS, NUM_ACTIONS, substitute_action
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
 from fzmj_env.game import MAX_SEED
 from fzmj_env.rules import DEFAULT_RULES
-from fzmj_env.validate import MAX_TABLES, check_action, check_float, check_int
+from fzmj_env.validate import MAX_TABLES, check_action, check_float, check_int, check_seed
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 __all__ = ["SingleSeatEnv", "SingleSeatVectorEnv", "ENV_ID"]
@@ -97,6 +97,8 @@ class _Opponents:
     def __init__(self, opponents):
         if isinstance(opponents, (str, Agent)) or callable(getattr(opponents, "act", None)):
             opponents = [opponents] * 3
+        if not isinstance(opponents, (list, tuple)):
+            raise ValueError(f"opponents must be an agent spec, an Agent, or a list of three, got {opponents!r}")
         opponents = list(opponents)
         if len(opponents) != 3:
             raise ValueError(f"opponents must be one agent spec or three, got {len(opponents)}")
@@ -296,7 +298,7 @@ class _SeatDriver:
 
 
 def _check_options(obs_dtype, flatten, mask_in_obs) -> None:
-    if obs_dtype not in _OBS_DTYPES:
+    if not isinstance(obs_dtype, str) or obs_dtype not in _OBS_DTYPES:
         raise ValueError(f"obs_dtype must be one of {sorted(_OBS_DTYPES)}, got {obs_dtype!r}")
     for name, v in (("flatten", flatten), ("mask_in_obs", mask_in_obs)):
         if not isinstance(v, bool):
@@ -382,6 +384,8 @@ class SingleSeatEnv(gymnasium.Env):
         to the table's next game, and an unfinished one is dropped for a freshly seeded game.
         """
         _check_reset_options(options)
+        if seed is not None:
+            check_seed(seed)  # before Gymnasium's own seeding, which raises its own error type
         super().reset(seed=seed)
         if seed is not None or self._state != "ended":
             self._driver.reset(seed)
