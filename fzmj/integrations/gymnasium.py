@@ -213,7 +213,11 @@ class _SeatDriver:
         self.skipped_score[:] = 0.0
         self.terminated[:] = False
         self.reward[:] = 0.0
-        self.obs, self.mask, self.seat, rew, done, info = self.venv.step(actions)
+        if self.B == 1:  # one table: the same step without VectorEnv.step's argument checks (the kernel checks)
+            acts = np.asarray(actions, dtype=np.int64).reshape(1)
+            self.obs, self.mask, self.seat, rew, done, info = self.venv._step_tables(self.tables, acts)
+        else:
+            self.obs, self.mask, self.seat, rew, done, info = self.venv.step(actions)
         self.acted[:] = True
         if self.B == 1:
             self._credit_one(rew, done, info)
