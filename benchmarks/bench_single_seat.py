@@ -8,6 +8,11 @@ three heuristic decisions, batched per round). In the same run, as a baseline: p
 the one-table ``SingleSeatEnv`` (Gymnasium ``Env``) steps/s. Per CPU second too: on a shared
 machine the wall figure drops while the CPU figure tells what a dedicated core does.
 
+Also in the same run, interleaved run by run: the one-table ``SingleSeatEnv`` plain loop (a
+random legal action, ``reset`` at each episode's end) against the same loop over PettingZoo's
+``connect_four_v3`` AEC env (``last()`` then a random legal action): the ratio of their steps/s,
+median over the runs (needs ``pip install pygame``, which PettingZoo's classic envs import).
+
     python benchmarks/bench_single_seat.py [--json] [--tables 64] [--steps N] [--runs R]
 """
 
@@ -75,6 +80,57 @@ def single_seat_env(steps: int, runs: int) -> dict:
     return {"learner_steps_per_s": statistics.median(rates)}
 
 
+def _single_seat_loop(env, rng, steps: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        _, _, term, _, info = env.step(int(sample(rng, env.action_masks()[None])[0]))
+        if term:
+            env.reset()
+    return steps / (time.perf_counter() - t0)
+
+
+def _connect_four_loop(env, rng, steps: int) -> float:
+    t0 = time.perf_counter()
+    n = 0
+    while n < steps:
+        env.reset()
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            env.step(None if term or trunc else int(sample(rng, obs["action_mask"][None])[0]))
+            n += 1
+            if n >= steps:
+                break
+    return steps / (time.perf_counter() - t0)
+
+
+def versus_connect_four(steps: int, runs: int) -> dict:
+    """``SingleSeatEnv`` (heuristic opponents) and connect_four's steps/s, interleaved; the median ratio."""
+    try:
+        from pettingzoo.classic import connect_four_v3
+    except ImportError as e:  # pygame missing
+        return {"connect_four": f"skipped ({e})"}
+    from fzmj.integrations.gymnasium import SingleSeatEnv
+
+    ss = SingleSeatEnv(opponents="heuristic", seat="rotate")
+    ss.reset(seed=0)
+    c4 = connect_four_v3.env()
+    rng = np.random.default_rng(0)
+    _single_seat_loop(ss, rng, 200)
+    _connect_four_loop(c4, rng, 200)
+    a, b, ratio = [], [], []
+    for _ in range(runs):
+        x = _single_seat_loop(ss, rng, steps)
+        y = _connect_four_loop(c4, rng, steps)
+        a.append(x)
+        b.append(y)
+        ratio.append(x / y)
+    return {
+        "single_seat_env_plain_loop_steps_per_s": statistics.median(a),
+        "connect_four_plain_loop_steps_per_s": statistics.median(b),
+        "ratio_single_seat_vs_connect_four": statistics.median(ratio),
+    }
+
+
 def heuristic_selfplay(tables: int, steps: int, runs: int) -> dict:
     from fzmj.agents import make_agent
 
@@ -100,7 +156,12 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=64)
     parser.add_argument("--steps", type=int, default=1000, help="vector steps per run")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only-connect-four", action="store_true", help="only the SingleSeatEnv vs connect_four ratio")
     args = parser.parse_args()
+    c4 = versus_connect_four(args.steps * 2, args.runs)
+    if args.only_connect_four:
+        print_figures(c4, args.json)
+        return
     v = single_seat_vector(args.tables, args.steps, args.runs)
     f = single_seat_vector(args.tables, args.steps, args.runs, obs_dtype="float32")
     b = heuristic_selfplay(args.tables, args.steps * 3, args.runs)
@@ -118,6 +179,7 @@ def main() -> None:
         "single_seat_env_one_table_learner_steps_per_s": s["learner_steps_per_s"],
     }
     fig["ratio_all_decisions_vs_baseline"] = fig["all_decisions_per_s"] / b["decisions_per_s"]
+    fig.update(c4)
     print_figures(fig, args.json)
 
 

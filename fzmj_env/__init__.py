@@ -11,6 +11,7 @@ clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cac
 from .aec import env, raw_env  # noqa: E402
 from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits  # noqa: E402
 from .game import Game, IllegalActionError, hand_result  # noqa: E402
+from .parallel import parallel_env  # noqa: E402
 from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
 from .rules import available_rules, load_rules  # noqa: E402
 from .tiles import format_tiles, kind_index, kind_name, parse_tiles  # noqa: E402
@@ -40,6 +41,7 @@ __all__ = [
     "available_rules",
     "env",
     "raw_env",
+    "parallel_env",
     "VectorEnv",
 ]
 __version__ = "0.1.0"

@@ -42,6 +42,7 @@ __all__ = [
     "A_ROB",
     "A_PASS",
     "action_name",
+    "substitute_action",
 ]
 
 
@@ -65,3 +66,15 @@ def action_name(action: int) -> str:
     if a in names:
         return names[a]
     raise ValueError(f"action {action} is outside 0..{NUM_ACTIONS - 1}")
+
+
+def substitute_action(mask) -> int:
+    """The legal action that replaces an illegal one (``illegal_action="substitute"``): pass when
+    pass is legal, else the lowest-numbered legal action (in the discard phase: the discard of
+    the lowest tile kind held)."""
+    if mask[A_PASS]:
+        return A_PASS
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            return a
+    raise ValueError("no legal action: the mask is all zeros (the episode has ended)")

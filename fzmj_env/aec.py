@@ -3,7 +3,7 @@
 | Import             | `import fzmj_env; env = fzmj_env.env()`                       |
 |--------------------|---------------------------------------------------------------|
 | Actions            | Discrete(62) (layout: `fzmj_env.actions`)                      |
-| Parallel API       | No (`is_parallelizable=False`)                                 |
+| Parallel API       | `fzmj_env.parallel_env()`; not via `aec_to_parallel` (see below) |
 | Agents             | `player_0` … `player_3` = seats 0–3                            |
 | Observation        | Dict(observation=Box(0, 1, (99, 27), int8), action_mask=Box(0, 1, (62,), int8)) |
 | Rewards            | each seat's score change at the end of each hand × reward_scale |
@@ -15,7 +15,14 @@ never asked. Everything automatic (draws, flower replacement, the final round) h
 ``step``.
 
 Observation: ``fzmj_env.encode`` v2 (``docs/observation.md``) from the observing seat's
-perspective. ``action_mask`` is the legal actions of the acting agent, all zeros for the others.
+perspective. ``action_mask`` is the legal actions of the acting agent, all zeros for the others
+while the game runs; once the game is over every agent's mask is pass-only (a valid mask for
+libraries that ask a policy to act on the final observation; the action is never stepped).
+
+Parallel API: seats do not act in a fixed cycle (claims go to whoever has an option, R8/R10),
+so PettingZoo's ``aec_to_parallel`` cannot wrap this env (``is_parallelizable=False``,
+``raw_env.parallel_note`` says why); ``fzmj_env.parallel_env()`` is the Parallel API over the
+same engine (all four seats every step, the ones not to act get a pass-only mask).
 
 Rewards: zero except at the end of a hand, when every seat gets its score change
 (``tb.points``, R11.4) × ``reward_scale``; PettingZoo accumulates them per agent until the
@@ -67,6 +74,7 @@ from . import encode
 from .actions import NUM_ACTIONS, action_name
 from .core import state
 from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
+from .core.state import A_PASS
 from .game import MAX_SEED, Game, IllegalActionError, hand_result
 from .rules import DEFAULT_RULES
 from .tiles import kind_glyph, kind_name
@@ -241,6 +249,10 @@ class raw_env(AECEnv, EzPickle):
         "is_parallelizable": False,
         "render_fps": 1,
     }
+    parallel_note = (
+        "aec_to_parallel cannot wrap fzmj_v0: seats do not act in a fixed cycle (claims go to whoever "
+        "has an option); use fzmj_env.parallel_env()"
+    )
 
     def __init__(
         self,
@@ -292,7 +304,10 @@ class raw_env(AECEnv, EzPickle):
         seat = self.agent_name_mapping[agent]
         obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
         encode.encode_table(self._buf, 0, seat, obs)
-        return {"observation": obs, "action_mask": np.zeros(NUM_ACTIONS, dtype=np.int8)}
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if self._seat < 0:  # the game is over: a valid (pass-only) mask, for libraries that act on it
+            mask[A_PASS] = 1
+        return {"observation": obs, "action_mask": mask}
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -315,10 +330,12 @@ class raw_env(AECEnv, EzPickle):
             return
         if type(action) is int or isinstance(action, np.integer):
             a = int(action)
-            if not (0 <= a < NUM_ACTIONS and self._obs["action_mask"][a]):
-                self._raise_illegal(action)
+        elif isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+            a = int(action)  # a 0-d array, as np.array(a) gives: the same action
         else:
             self._raise_illegal(action)
+        if not (0 <= a < NUM_ACTIONS and self._obs["action_mask"][a]):
+            self._raise_illegal(a)
         seat = self._seat
 
         self._cumulative_rewards[agent] = 0
@@ -448,7 +465,7 @@ class raw_env(AECEnv, EzPickle):
 
     # ---- library options (obs_dtype, flatten, info) ----------------------------------------
     def _set_library_options(self, obs_dtype: str, flatten: bool, info: str, record: bool) -> None:
-        if obs_dtype not in _OBS_DTYPES:
+        if not isinstance(obs_dtype, str) or obs_dtype not in _OBS_DTYPES:
             raise ValueError(f"obs_dtype must be one of {sorted(_OBS_DTYPES)}, got {obs_dtype!r}")
         if not isinstance(flatten, bool):
             raise ValueError(f"flatten must be True or False, got {flatten!r}")

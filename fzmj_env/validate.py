@@ -353,3 +353,29 @@ def read_yaml_file(
     if not isinstance(data, dict):
         raise error(f"{where}: expected a mapping of keys to values, got {type(data).__name__}")
     return data
+
+
+# ---- actions and flags ----------------------------------------------------------------------------
+def check_action(value, num_actions: int = 62) -> int:
+    """One action as a Python int in ``0..num_actions-1``: a Python int, a numpy integer or a 0-d
+    integer array (what ``Discrete.sample`` and ``np.array(a)`` give); bools, floats, strings and
+    arrays of another shape are refused (a float action would otherwise be truncated silently)."""
+    if type(value) is int:
+        v = value
+    elif isinstance(value, np.integer):
+        v = int(value)
+    elif isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        v = int(value)
+    else:
+        raise ValueError(f"action must be an integer in 0..{num_actions - 1}, got {short_repr(value)}")
+    if not 0 <= v < num_actions:
+        raise ValueError(f"action must be an integer in 0..{num_actions - 1}, got {v}")
+    return v
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` as a bool: only ``True``/``False`` (or numpy's); ``"false"`` or ``0`` are refused,
+    not read by their truthiness."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {short_repr(value)}")

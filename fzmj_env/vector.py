@@ -27,7 +27,7 @@ from .core.intrinsics import borrow, prefetch
 from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
 from .game import split_seed
 from .rules import DEFAULT_RULES, Rules, load_rules
-from .validate import MAX_TABLES, check_hands_per_game, check_int, check_memory, check_reward_scale
+from .validate import MAX_TABLES, check_bool, check_hands_per_game, check_int, check_memory, check_reward_scale
 
 
 @njit(cache=True)
@@ -406,6 +406,8 @@ class VectorEnv:
         hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state
         reward_scale = check_reward_scale(reward_scale)
         num_threads = check_int("num_threads", num_threads, 1)
+        oracle = check_bool("oracle", oracle)
+        auto_reset = check_bool("auto_reset", auto_reset)
         if num_threads > numba.config.NUMBA_NUM_THREADS:
             raise ValueError(
                 f"num_threads={num_threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads Numba can use here"
@@ -606,8 +608,12 @@ class VectorEnv:
         actions = np.asarray(actions)
         if actions.shape != tables.shape or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers of shape {tables.shape}, got {actions.shape} {actions.dtype}")
-        tables = tables.astype(np.int64, copy=False)
-        actions = actions.astype(np.int64, copy=False)
+        return self._step_tables(tables.astype(np.int64, copy=False), actions.astype(np.int64, copy=False))
+
+    def _step_tables(self, tables: np.ndarray, actions: np.ndarray):
+        """:meth:`step_tables` for callers whose ``tables`` and ``actions`` already are 1-D int64
+        arrays of one shape, after ``reset`` (the single-seat driver, once per opponent decision);
+        tables and actions are still checked by the kernel."""
         first, n_illegal = _find_illegal_at(tables, actions, self._mask, self._seat)
         if n_illegal == -1:
             raise ValueError(f"tables must be in 0..{self.num_tables - 1}, got {int(tables[first])}")

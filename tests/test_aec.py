@@ -100,11 +100,13 @@ def test_observation_is_the_engine_encoding():
         ref = np.zeros((encode.NUM_CHANNELS, 27), np.int8)
         encode.encode_table(e.game.buf, 0, seat, ref)
         assert np.array_equal(obs["observation"], ref)
-        assert np.array_equal(obs["action_mask"], e.game.mask)
+        over = e.terminations[agent]
+        want = e.game.mask if not over else (np.arange(62) == A_PASS).astype(np.int8)  # pass-only at the end
+        assert np.array_equal(obs["action_mask"], want)
         for other in AGENTS:
             if other != agent:
                 o = e.observe(other)
-                assert not o["action_mask"].any()
+                assert o["action_mask"].any() == over
                 encode.encode_table(e.game.buf, 0, AGENTS.index(other), ref)
                 assert np.array_equal(o["observation"], ref)
         if e.terminations[agent]:

@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 import fzmj_env
 from fzmj.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
+from fzmj_env.actions import A_PASS
 from fzmj_env.encode import NUM_CHANNELS
 from fzmj_env.vector import VectorEnv
 
@@ -117,7 +118,8 @@ def test_single_env_reward_sums_to_final_score_and_is_deterministic():
             if term:
                 assert ret == pytest.approx(info["final_score"])
                 assert info["seat"] == seat  # the ended game's seat
-                assert not obs.any() and not env.action_masks().any()
+                assert not obs.any() and np.flatnonzero(env.action_masks()).tolist() == [A_PASS]
+                assert np.flatnonzero(info["action_mask"]).tolist() == [A_PASS]  # a valid mask at the end
                 out.append(ret)
                 ret = 0.0
                 obs, info = env.reset()
@@ -166,7 +168,8 @@ def test_illegal_learner_action_and_step_before_reset():
     obs, info = env.reset(seed=0)
     assert info["illegal_action"] == 0
     obs, r, term, trunc, info = env.step(illegal)
-    assert term and r == -5.0 and info["illegal_action"] == 1 and not env.action_masks().any()
+    assert term and r == -5.0 and info["illegal_action"] == 1
+    assert np.flatnonzero(env.action_masks()).tolist() == [A_PASS]
     obs, info = env.reset()
     assert env.action_masks().any()
     venv = SingleSeatVectorEnv(2, opponents="random")
@@ -204,3 +207,27 @@ def test_ppo_checkpoint_and_mixed_opponents(tmp_path):
         obs, r, term, trunc, info = env.step(np.array([np.flatnonzero(m)[-1] for m in env.action_masks()]))
         episodes += int(term.sum())
     assert episodes > 0
+
+
+def test_make_vec_with_wrappers_sync_and_vector_wrappers():
+    """Gymnasium refuses ``wrappers=`` with a native vector env; the two documented routes work."""
+    from gymnasium.wrappers import RecordEpisodeStatistics
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics as VectorRecordEpisodeStatistics
+
+    envs = gym.make_vec(
+        "fzmj/SingleSeat-v0",
+        num_envs=2,
+        vectorization_mode="sync",
+        opponents="random",
+        wrappers=[RecordEpisodeStatistics],
+    )
+    venv = VectorRecordEpisodeStatistics(gym.make_vec("fzmj/SingleSeat-v0", num_envs=2, opponents="random"))
+    for env, masks in ((envs, lambda info: info["action_mask"]), (venv, lambda info: venv.unwrapped.action_masks())):
+        obs, info = env.reset(seed=0)
+        episodes = 0
+        for _ in range(300):
+            acts = np.array([np.flatnonzero(m)[0] for m in masks(info)])
+            obs, r, term, trunc, info = env.step(acts)
+            if "episode" in info:
+                episodes += int(info["_episode"].sum())
+        assert episodes > 0

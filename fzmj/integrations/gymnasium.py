@@ -28,18 +28,29 @@ must decide again at every table.
   ``Dict(observation, action_mask int8)`` like PettingZoo's classic envs.
 * **Observation**: the planes (``docs/observation.md``) of the learner's seat, ``(99, 27)``
   ``int8`` by default; ``obs_dtype="float32"`` and ``flatten=True`` (``(2673,)``) for
-  libraries whose networks want them. The observation returned with ``terminated=True`` is
-  all zeros (and so is the mask), as :class:`fzmj_env.VectorEnv` shows a finished table;
-  games never truncate, so nothing bootstraps from it.
+  libraries whose networks want them. The observation returned with ``terminated=True`` has
+  zero planes and a **pass-only mask** (``info["action_mask"]``, the ``action_mask`` key with
+  ``mask_in_obs``, ``action_masks()`` between episodes): a valid mask, so libraries that ask
+  the policy to act on the final observation (Gymnasium's vector envs, PufferLib) never meet an
+  all-zero mask; that action is never stepped. Games never truncate, so nothing bootstraps
+  from it.
 * **Info** values are numbers and fixed-shape arrays only (replay buffers can store them):
   ``action_mask``, ``seat`` (the learner's seat), ``skipped_games``, ``skipped_score``; with
   ``terminated``: ``final_score`` (the learner's score in the game, unscaled); ``SingleSeatEnv``
   adds ``illegal_action`` (0/1).
-* **Illegal actions**: ``SingleSeatEnv`` does what ``fzmj_env.env()`` does (and what checkers
+* **Actions**: a Python int, a numpy integer or a 0-d integer array in 0..61; anything else
+  (floats, bools, strings, out of range) raises ``ValueError``.
+* **Illegal actions** (in range but not legal now), ``illegal_action=``:
+  ``"terminate"`` (``SingleSeatEnv``'s default; what ``fzmj_env.env()`` does and what checkers
   that step random actions need): the episode ends with ``illegal_reward`` (default -1) and
   ``info["illegal_action"] = 1``, and the next ``reset`` deals a fresh game;
-  ``illegal_action="raise"`` raises ``ValueError`` instead. ``SingleSeatVectorEnv`` always
-  raises ``ValueError`` naming the table (use the masks).
+  ``"raise"`` (``SingleSeatVectorEnv``'s default): ``ValueError`` naming the action and the
+  legal ones; ``"substitute"`` (for libraries without masks, e.g. plain SB3 PPO/DQN): the
+  action ``fzmj_env.actions.substitute_action`` picks (pass when legal, else the lowest legal
+  action: in the discard phase the lowest tile kind held) is played instead, ``illegal_reward``
+  is added to that step's reward (0 for no penalty) and ``info["illegal_action"] = 1``.
+* **Reset options**: none; ``reset(options=...)`` with a non-empty dict raises ``ValueError``
+  (scripted hands: ``fzmj_env.env().reset(options={"wall": ...})``).
 
 ``SingleSeatVectorEnv`` uses Gymnasium's *same-step* autoreset (``metadata["autoreset_mode"]``):
 a table whose game ends returns the first observation of its next game at once; the ended
@@ -57,10 +68,12 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from fzmj.agents import Agent, make_agent, reset_agent
-from fzmj_env.actions import NUM_ACTIONS
+from fzmj.agents.heuristic import HeuristicAgent, heuristic_kernel
+from fzmj_env.actions import A_PASS, NUM_ACTIONS, substitute_action
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
 from fzmj_env.game import MAX_SEED
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.validate import MAX_TABLES, check_action, check_float, check_int, check_seed
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 __all__ = ["SingleSeatEnv", "SingleSeatVectorEnv", "ENV_ID"]
@@ -84,6 +97,8 @@ class _Opponents:
     def __init__(self, opponents):
         if isinstance(opponents, (str, Agent)) or callable(getattr(opponents, "act", None)):
             opponents = [opponents] * 3
+        if not isinstance(opponents, (list, tuple)):
+            raise ValueError(f"opponents must be an agent spec, an Agent, or a list of three, got {opponents!r}")
         opponents = list(opponents)
         if len(opponents) != 3:
             raise ValueError(f"opponents must be one agent spec or three, got {len(opponents)}")
@@ -98,22 +113,44 @@ class _Opponents:
             slot.append(keys.index(key))
         self.slot = np.array(slot, dtype=np.int64)  # agent index of relative positions 1, 2, 3
         self.names = [getattr(a, "name", str(a)) for a in self.agents]
+        # the built-in heuristic is called through its kernel: the planes and masks come straight
+        # from the engine (int8, C-contiguous, 0/1, a legal action in every row), so the checks of
+        # its public ``act`` (a third of a one-table step) would only re-check the engine
+        self._kernel = [type(a) is HeuristicAgent for a in self.agents]
+        self._one = np.empty(1, dtype=np.int64)
 
     def reset(self, seed: int) -> None:
         for i, a in enumerate(self.agents):
             reset_agent(a, (seed * 4 + i + 1) % (2**63))
 
+    def _act(self, i: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        agent = self.agents[i]
+        if self._kernel[i]:
+            out = np.empty(len(obs), dtype=np.int64)
+            heuristic_kernel(obs, mask, agent._st, agent._wt, out)
+            return out
+        return np.asarray(agent.act(obs, mask), dtype=np.int64)
+
     def act(self, obs: np.ndarray, mask: np.ndarray, rel: np.ndarray) -> np.ndarray:
         """Actions for rows whose acting seat sits ``rel`` (1..3) places after the learner."""
         if len(self.agents) == 1:
-            return np.asarray(self.agents[0].act(obs, mask), dtype=np.int64)
+            return self._act(0, obs, mask)
         who = self.slot[rel - 1]
         out = np.empty(len(rel), dtype=np.int64)
-        for i, agent in enumerate(self.agents):
+        for i in range(len(self.agents)):
             rows = np.flatnonzero(who == i)
             if rows.size:
-                out[rows] = agent.act(obs[rows], mask[rows])
+                out[rows] = self._act(i, obs[rows], mask[rows])
         return out
+
+    def act_one(self, rel: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The action at a one-table env (``obs`` (1, C, 27)) whose acting seat sits ``rel`` after the learner."""
+        i = int(self.slot[rel - 1])
+        if self._kernel[i]:
+            agent = self.agents[i]
+            heuristic_kernel(obs, mask, agent._st, agent._wt, self._one)
+            return self._one
+        return np.asarray(self.agents[i].act(obs, mask), dtype=np.int64).reshape(1)
 
 
 class _SeatDriver:
@@ -125,14 +162,14 @@ class _SeatDriver:
                 raise ValueError(f"seat must be 0..3 or 'rotate', got {seat!r}")
         elif isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat <= 3:
             raise ValueError(f"seat must be 0..3 or 'rotate', got {seat!r}")
-        self.B = int(num_tables)
+        self.B = check_int("num_envs", num_tables, 1, MAX_TABLES)
         self.rotate = seat == "rotate"
         self.fixed_seat = 0 if self.rotate else int(seat)
         self.opponents = _Opponents(opponents)
         self.kwargs = dict(rules=rules, hands_per_game=hands_per_game, reward_scale=reward_scale)
         # validate now (num_tables, rules, hands_per_game) so a bad argument fails at construction
         self.venv = VectorEnv(self.B, seed=0, **self.kwargs)
-        self.tables = np.arange(self.B)
+        self.tables = np.arange(self.B, dtype=np.int64)
         self._rng = np.random.default_rng()
         self.opponent_decisions = 0  # counted for benchmarks
 
@@ -168,7 +205,7 @@ class _SeatDriver:
         self.score = np.zeros(self.B, dtype=np.float64)  # learner's points in the current game, unscaled
         self.terminated = np.zeros(self.B, dtype=bool)
         self.reward = np.zeros(self.B, dtype=np.float64)
-        self._advance()
+        self._advance_one() if self.B == 1 else self._advance()
 
     def step(self, actions: np.ndarray) -> None:
         """The learner's action at every table, then the opponents until the learner decides again."""
@@ -176,12 +213,25 @@ class _SeatDriver:
         self.skipped_score[:] = 0.0
         self.terminated[:] = False
         self.reward[:] = 0.0
-        self.obs, self.mask, self.seat, rew, done, info = self.venv.step(actions)
+        if self.B == 1:  # one table: the same step without VectorEnv.step's argument checks (the kernel checks)
+            acts = np.asarray(actions, dtype=np.int64).reshape(1)
+            self.obs, self.mask, self.seat, rew, done, info = self.venv._step_tables(self.tables, acts)
+        else:
+            self.obs, self.mask, self.seat, rew, done, info = self.venv.step(actions)
         self.acted[:] = True
-        self._credit(self.tables, rew, done, info)
-        self._advance()
+        if self.B == 1:
+            self._credit_one(rew, done, info)
+            self._advance_one()
+        else:
+            self._credit(self.tables, rew, done, info)
+            self._advance()
         # tables still in their episode hand over what accrued since the learner's last decision;
         # a table whose game ended keeps its next game's early rewards for that episode's first step
+        if self.B == 1:
+            if not self.terminated[0]:
+                self.reward[0] = self.pend[0]
+                self.pend[0] = 0.0
+            return
         live = ~self.terminated
         self.reward[live] = self.pend[live]
         self.pend[live] = 0.0
@@ -207,6 +257,37 @@ class _SeatDriver:
         self.score[ended] = 0.0
         self._new_games(ended)
 
+    def _credit_one(self, rew, done, info) -> None:
+        """:meth:`_credit` of a one-table driver, in scalars (the same bookkeeping, ~4x cheaper)."""
+        ls = self.ls[0]
+        self.pend[0] += rew[0, ls]
+        if info["hand_over"][0]:
+            self.score[0] += info["results"][0, RESULT_POINTS + ls]
+        if not done[0]:
+            return
+        if self.acted[0]:
+            self.terminated[0] = True
+            self.reward[0] = self.pend[0]
+            self.final_score[0] = self.score[0]
+        else:
+            self.skipped[0] += 1
+            self.skipped_score[0] += self.score[0]
+        self.pend[0] = 0.0
+        self.score[0] = 0.0
+        self._new_games(self.tables)
+
+    def _advance_one(self) -> None:
+        """:meth:`_advance` of a one-table driver: one opponent decision at a time, without batching."""
+        venv, opp, tables = self.venv, self.opponents, self.tables
+        while True:
+            rel = (self.seat[0] - self.ls[0]) % 4
+            if rel == 0:
+                return
+            acts = opp.act_one(rel, self.obs, self.mask)
+            self.opponent_decisions += 1
+            self.obs, self.mask, self.seat, rew, done, info = venv._step_tables(tables, acts)
+            self._credit_one(rew, done, info)
+
     def _advance(self) -> None:
         """Opponents play, in batches, wherever it is not the learner's turn."""
         while True:
@@ -221,7 +302,7 @@ class _SeatDriver:
 
 
 def _check_options(obs_dtype, flatten, mask_in_obs) -> None:
-    if obs_dtype not in _OBS_DTYPES:
+    if not isinstance(obs_dtype, str) or obs_dtype not in _OBS_DTYPES:
         raise ValueError(f"obs_dtype must be one of {sorted(_OBS_DTYPES)}, got {obs_dtype!r}")
     for name, v in (("flatten", flatten), ("mask_in_obs", mask_in_obs)):
         if not isinstance(v, bool):
@@ -253,7 +334,8 @@ class SingleSeatEnv(gymnasium.Env):
         rules, hands_per_game, reward_scale: as :class:`fzmj_env.VectorEnv`.
         obs_dtype: ``"int8"`` (default) or ``"float32"``. flatten: ``(2673,)`` instead of ``(99, 27)``.
         mask_in_obs: observation ``Dict(observation, action_mask)`` instead of the planes alone.
-        illegal_action: ``"terminate"`` (default: end the episode with ``illegal_reward``) or ``"raise"``.
+        illegal_action: ``"terminate"`` (default: end the episode with ``illegal_reward``), ``"raise"`` or
+            ``"substitute"`` (play ``substitute_action`` instead, add ``illegal_reward``; see the module docstring).
     """
 
     metadata = {"render_modes": [], "name": "fzmj_single_seat_v0"}
@@ -272,15 +354,16 @@ class SingleSeatEnv(gymnasium.Env):
         illegal_reward: float = -1.0,
     ):
         _check_options(obs_dtype, flatten, mask_in_obs)
-        if illegal_action not in ("terminate", "raise"):
-            raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        if illegal_action not in _ILLEGAL_MODES:
+            raise ValueError(f"illegal_action must be one of {list(_ILLEGAL_MODES)}, got {illegal_action!r}")
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = check_float("illegal_reward", illegal_reward)
         self._driver = _SeatDriver(1, opponents, seat, rules, hands_per_game, reward_scale)
         self._shape = _Shaper(obs_dtype, flatten, mask_in_obs)
         self.observation_space = _obs_space(obs_dtype, flatten, mask_in_obs)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._state = "new"  # "new" | "running" | "ended" (the next game is already waiting)
+        self._act = np.zeros(1, dtype=np.int64)
 
     def _out(self):
         d = self._driver
@@ -304,6 +387,9 @@ class SingleSeatEnv(gymnasium.Env):
         ``seed`` fixes every later game too; without one, a game that had ended leads straight
         to the table's next game, and an unfinished one is dropped for a freshly seeded game.
         """
+        _check_reset_options(options)
+        if seed is not None:
+            check_seed(seed)  # before Gymnasium's own seeding, which raises its own error type
         super().reset(seed=seed)
         if seed is not None or self._state != "ended":
             self._driver.reset(seed)
@@ -314,31 +400,36 @@ class SingleSeatEnv(gymnasium.Env):
         if self._state != "running":
             raise RuntimeError("call reset() before step() (the episode has ended or not started)")
         d = self._driver
-        legal = isinstance(action, (int, np.integer)) and 0 <= action < NUM_ACTIONS and d.mask[0, action]
-        if not legal and self.illegal_action == "terminate" and self.action_space.contains(action):
-            self._state = "new"  # the unfinished game is dropped; reset() deals a fresh one
-            info = self._info()
-            info.update(action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), illegal_action=1, final_score=0.0)
-            return _zeros_like(self.observation_space), self.illegal_reward, True, False, info
+        a = check_action(action, NUM_ACTIONS)  # ValueError unless an integer in 0..61
+        illegal = not d.mask[0, a] and self.illegal_action != "raise"  # "raise": VectorEnv.step raises
+        if illegal:
+            if self.illegal_action == "terminate":
+                self._state = "new"  # the unfinished game is dropped; reset() deals a fresh one
+                info = self._info()
+                info.update(action_mask=_pass_only(), illegal_action=1, final_score=0.0)
+                return _final_obs(self.observation_space), self.illegal_reward, True, False, info
+            a = substitute_action(d.mask[0])
         seat = int(d.ls[0])
-        d.step(np.array([action], dtype=np.int64))
+        self._act[0] = a
+        d.step(self._act)
         reward = float(d.reward[0])
+        if illegal:
+            reward += self.illegal_reward
         if d.terminated[0]:
             self._state = "ended"
-            obs = _zeros_like(self.observation_space)
             info = self._info()
             # the ended game's seat and score (the next game, already dealt, may seat the learner elsewhere)
-            info.update(
-                action_mask=np.zeros(NUM_ACTIONS, dtype=np.int8), seat=seat, final_score=float(d.final_score[0])
-            )
-            return obs, reward, True, False, info
+            info.update(action_mask=_pass_only(), seat=seat, final_score=float(d.final_score[0]))
+            info["illegal_action"] = int(illegal)
+            return _final_obs(self.observation_space), reward, True, False, info
         obs, info = self._out()
+        info["illegal_action"] = int(illegal)
         return obs, reward, False, False, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner now, as bools (sb3-contrib ``MaskablePPO``)."""
         if self._state != "running":
-            return np.zeros(NUM_ACTIONS, dtype=bool)
+            return _pass_only() != 0  # a valid mask between episodes (nothing is stepped with it)
         return self._driver.mask[0] != 0
 
     @property
@@ -346,17 +437,38 @@ class SingleSeatEnv(gymnasium.Env):
         return list(self._driver.opponents.names)
 
 
-def _zeros_like(space: spaces.Space):
+def _pass_only() -> np.ndarray:
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    mask[A_PASS] = 1
+    return mask
+
+
+def _final_obs(space: spaces.Space):
+    """The observation returned with ``terminated=True``: zero planes, and a pass-only mask (a valid
+    mask, for libraries that ask the policy to act on it; the action is never stepped)."""
     if isinstance(space, spaces.Dict):
-        return {k: _zeros_like(s) for k, s in space.spaces.items()}
+        return {
+            "observation": np.zeros(space["observation"].shape, space["observation"].dtype),
+            "action_mask": _pass_only(),
+        }
     return np.zeros(space.shape, dtype=space.dtype)
+
+
+def _check_reset_options(options) -> None:
+    if options:  # None or {} only: the single-seat envs have no reset options (no scripted walls)
+        raise ValueError(f"reset takes no options here (scripted hands: fzmj_env.env().reset), got {options!r}")
+
+
+_ILLEGAL_MODES = ("terminate", "raise", "substitute")
 
 
 class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` tables, one learning seat each, as one Gymnasium ``VectorEnv`` (same-step autoreset).
 
     Same arguments as :class:`SingleSeatEnv`. ``step(actions)`` takes ``(num_envs,)`` ints, legal
-    for the learner at each table (``action_masks()``); an illegal one raises ``ValueError``.
+    for the learner at each table (``action_masks()``); an illegal one raises ``ValueError``
+    (``illegal_action="raise"``, default) or is replaced (``"substitute"``, with
+    ``info["illegal_action"]`` per table).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -372,8 +484,14 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
         obs_dtype: str = "int8",
         flatten: bool = False,
         mask_in_obs: bool = False,
+        illegal_action: str = "raise",
+        illegal_reward: float = -1.0,
     ):
         _check_options(obs_dtype, flatten, mask_in_obs)
+        if illegal_action not in ("raise", "substitute"):
+            raise ValueError(f"illegal_action must be 'raise' or 'substitute' here, got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = check_float("illegal_reward", illegal_reward)
         self._driver = _SeatDriver(num_envs, opponents, seat, rules, hands_per_game, reward_scale)
         self._shape = _Shaper(obs_dtype, flatten, mask_in_obs)
         self.num_envs = self._driver.B
@@ -400,6 +518,7 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """New games at every table; ``seed`` (one int) fixes every later game of every table."""
+        _check_reset_options(options)
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed must be one integer for all tables, got {seed!r}")
         if seed is not None:
@@ -414,6 +533,19 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("call reset() before step()")
         d = self._driver
         actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be {self.num_envs} integers, got shape {actions.shape} dtype {actions.dtype}"
+            )
+        if (actions < 0).any() or (actions >= NUM_ACTIONS).any():
+            raise ValueError(f"actions must be integers in 0..{NUM_ACTIONS - 1}, got {actions.min()}..{actions.max()}")
+        illegal = None
+        if self.illegal_action == "substitute":
+            illegal = d.mask[np.arange(self.num_envs), actions] == 0
+            if illegal.any():
+                actions = actions.copy()
+                for t in np.flatnonzero(illegal):
+                    actions[t] = substitute_action(d.mask[t])
         seats = d.ls.copy()
         d.step(actions)
         term = d.terminated.copy()
@@ -426,11 +558,13 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
                 "_seat": term.copy(),
             }
             final_obs = np.full(self.num_envs, None, dtype=object)
-            zero = _zeros_like(self.single_observation_space)
             for t in np.flatnonzero(term):
-                final_obs[t] = zero
+                final_obs[t] = _final_obs(self.single_observation_space)
             info.update(final_obs=final_obs, _final_obs=term.copy(), final_info=final_info, _final_info=term.copy())
         rewards = d.reward.astype(np.float32)
+        if illegal is not None:
+            rewards[illegal] += self.illegal_reward
+            info.update(illegal_action=illegal.astype(np.int8), _illegal_action=self._ones)
         return self._shape(d.obs, d.mask), rewards, term, np.zeros(self.num_envs, dtype=bool), info
 
     def action_masks(self) -> np.ndarray:

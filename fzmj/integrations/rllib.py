@@ -73,9 +73,9 @@ class FzmjMultiAgentEnv(MultiAgentEnv):
     def _obs(self, agent: str, final: bool = False, ack: bool = False) -> dict:
         o = self._aec.observe(agent)
         mask = np.zeros(NUM_ACTIONS, dtype=np.float32)
-        if ack:
+        if ack or final:  # final: a valid (pass-only) mask; nothing is stepped with it
             mask[A_PASS] = 1.0
-        elif not final:
+        else:
             mask[:] = o["action_mask"]
         return {"observations": o["observation"], "action_mask": mask}
 

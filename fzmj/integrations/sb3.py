@@ -10,12 +10,17 @@ SB3 is not a dependency of fzmj: ``pip install fzmj[sb3]`` (tested: 2.9.2).
 from __future__ import annotations
 
 import numpy as np
+from gymnasium import spaces
 
 from fzmj.agents import Agent, as_batch
+from fzmj_env.actions import substitute_action
+from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
 
 from .gymnasium import SingleSeatEnv
 
 __all__ = ["SB3Agent", "make_vec_env"]
+
+_FLAT, _PLANES = (NUM_CHANNELS * NUM_COLUMNS,), (NUM_CHANNELS, NUM_COLUMNS)
 
 
 def make_vec_env(n_envs: int = 4, seed: int = 0, **kwargs):
@@ -29,18 +34,28 @@ def make_vec_env(n_envs: int = 4, seed: int = 0, **kwargs):
 class SB3Agent(Agent):
     """An SB3 model as an ``agents.Agent``: v1 observations in, the model's actions out.
 
-    ``flatten`` / ``obs_dtype`` must match what the model was trained on. A ``MaskablePPO``
-    model is given the legal mask; any other model's illegal choice is replaced by the first
-    legal action (counted in ``illegal_replaced``, so an evaluation can report it).
+    The model's observation space says what it was trained on, and the agent feeds it that:
+    ``Box`` ``(2673,)`` or ``(99, 27)`` in its dtype, or the ``Dict(observation, action_mask)`` of
+    ``mask_in_obs=True``. ``flatten`` / ``obs_dtype`` (default ``None``: from the model) may be
+    given to check it; a mismatch is a ``ValueError``. A ``MaskablePPO`` model is given the legal
+    mask; any other model's illegal choice is replaced by ``fzmj_env.actions.substitute_action``
+    (as ``illegal_action="substitute"`` does in training), counted in ``illegal_replaced``.
     """
 
-    def __init__(
-        self, model, name: str = "sb3", flatten: bool = True, obs_dtype: str = "float32", deterministic: bool = True
-    ):
+    def __init__(self, model, name: str = "sb3", flatten=None, obs_dtype=None, deterministic: bool = True):
         self.model = model
         self.name = name
-        self.flatten = flatten
-        self.dtype = np.dtype(obs_dtype)
+        space = getattr(model, "observation_space", None)
+        self.dict_obs = isinstance(space, spaces.Dict)
+        box = space["observation"] if self.dict_obs else space
+        if not isinstance(box, spaces.Box) or box.shape not in (_FLAT, _PLANES):
+            raise ValueError(f"SB3Agent needs a model trained on SingleSeatEnv observations, got {space}")
+        self.flatten = box.shape == _FLAT
+        self.dtype = np.dtype(box.dtype)
+        if flatten is not None and flatten != self.flatten:
+            raise ValueError(f"flatten={flatten!r} but the model's observations have shape {box.shape}")
+        if obs_dtype is not None and np.dtype(obs_dtype) != self.dtype:
+            raise ValueError(f"obs_dtype={obs_dtype!r} but the model's observations are {self.dtype}")
         self.deterministic = deterministic
         self.maskable = "action_masks" in _predict_params(model)
         self.illegal_replaced = 0
@@ -49,6 +64,8 @@ class SB3Agent(Agent):
         obs, mask = as_batch(obs, mask)
         x = obs.reshape(len(obs), -1) if self.flatten else obs
         x = x.astype(self.dtype)
+        if self.dict_obs:
+            x = {"observation": x, "action_mask": mask}
         if self.maskable:
             a, _ = self.model.predict(x, action_masks=mask != 0, deterministic=self.deterministic)
         else:
@@ -57,7 +74,8 @@ class SB3Agent(Agent):
         bad = mask[np.arange(len(a)), a] == 0
         if bad.any():
             self.illegal_replaced += int(bad.sum())
-            a[bad] = mask[bad].argmax(1)
+            for i in np.flatnonzero(bad):
+                a[i] = substitute_action(mask[i])
         return a
 
 

@@ -101,3 +101,30 @@ def test_sb3_example_runs():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "points/hand" in out.stdout and "illegal choices replaced: 0" in out.stdout
+
+
+def test_plain_ppo_learns_with_substitute_and_sb3agent_reads_the_model_space():
+    """A mask-free PPO trains on ``illegal_action="substitute"`` (no episode cut short by an illegal
+    action); ``SB3Agent`` feeds each model the observation form it was trained on."""
+    from stable_baselines3 import PPO
+
+    envs = [SingleSeatEnv(opponents="random", illegal_action="substitute", illegal_reward=-0.05) for _ in range(2)]
+    vec = DummyVecEnv([lambda e=e: e for e in envs])
+    model = PPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0, policy_kwargs={"net_arch": [32]})
+    model.learn(total_timesteps=128)
+    agent = SB3Agent(model)  # (99, 27) int8 planes, as the env gave them
+    assert not agent.flatten and agent.dtype == np.int8 and not agent.dict_obs
+    obs = np.zeros((2, NUM_CHANNELS, 27), np.int8)
+    mask = np.zeros((2, 62), np.int8)
+    mask[:, 61] = 1
+    assert agent.act(obs, mask).tolist() == [61, 61]  # any illegal choice -> substitute_action (pass here)
+    with pytest.raises(ValueError, match="flatten"):
+        SB3Agent(model, flatten=True)
+    with pytest.raises(ValueError, match="obs_dtype"):
+        SB3Agent(model, obs_dtype="float32")
+
+    denv = SingleSeatEnv(opponents="random", mask_in_obs=True, obs_dtype="float32", flatten=True)
+    dmodel = PPO("MultiInputPolicy", denv, n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    dagent = SB3Agent(dmodel)
+    assert dagent.dict_obs and dagent.flatten and agent.act(obs, mask).shape == (2,)
+    assert dagent.act(obs, mask).tolist() == [61, 61]

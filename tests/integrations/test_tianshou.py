@@ -116,3 +116,16 @@ def test_tianshou_example_runs():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "points/hand" in out.stdout
+
+
+def test_terminal_observation_has_a_valid_mask():
+    """The observation returned with ``terminated`` carries a pass-only ``mask`` (Tianshou masks Q-values with it)."""
+    from fzmj_env.actions import A_PASS
+
+    env = make_env(opponents="random")
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    term = False
+    while not term:
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(obs["mask"]))))
+    assert np.flatnonzero(obs["mask"]).tolist() == [A_PASS] and not obs["obs"].any()

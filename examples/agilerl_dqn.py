@@ -1,0 +1,118 @@
+"""AgileRL DQN (action-masked) on one seat against three agents, then fzmj-eval's duplicate evaluation.
+
+    pip install agilerl==2.58.0        # not a dependency of fzmj; a venv of its own is simplest
+    python examples/agilerl_dqn.py --steps 20000 --opponents random --hands 400
+
+``SingleSeatVectorEnv`` with ``flatten=True`` and ``float32`` (AgileRL builds an MLP from the
+observation space and does not flatten a 2-D box itself); the legal mask goes to
+``DQN.get_action(obs, epsilon, action_mask)``. Transitions are stored in AgileRL's
+``ReplayBuffer``; the env's same-step autoreset is handled as Gymnasium documents it: the
+terminal transition's ``next_obs`` is ``info["final_obs"]``. Then the greedy policy plays with
+``fzmj.agents.evaluate.evaluate`` (every wall in all four seat rotations) against the opponents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+class AgileRLAgent:
+    """An AgileRL DQN as an agent for ``fzmj-eval``'s library call (greedy, legal actions only)."""
+
+    def __init__(self, dqn, name: str = "agilerl_dqn"):
+        self.dqn = dqn
+        self.name = name
+
+    def act(self, obs, mask) -> np.ndarray:
+        from fzmj.agents import as_batch
+
+        obs, mask = as_batch(obs, mask)
+        x = obs.reshape(len(obs), -1).astype(np.float32)
+        return np.asarray(self.dqn.get_action(x, epsilon=0.0, action_mask=mask), dtype=np.int64).reshape(-1)
+
+
+def final_next_obs(obs: np.ndarray, term: np.ndarray, info: dict) -> np.ndarray:
+    """``next_obs`` of the stored transitions: the ended game's observation where a game ended."""
+    nxt = obs.copy()
+    for t in np.flatnonzero(term):
+        nxt[t] = info["final_obs"][t]
+    return nxt
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=20000, help="learner steps (all tables together)")
+    p.add_argument("--opponents", default="random")
+    p.add_argument("--hands", type=int, default=400, help="evaluation hands (duplicate format)")
+    p.add_argument("--num-envs", type=int, default=8)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+
+    import torch
+    from agilerl.algorithms import DQN
+    from agilerl.components.replay_buffer import ReplayBuffer
+    from fzmj.agents.evaluate import evaluate
+    from tensordict import TensorDict
+
+    from fzmj.integrations.gymnasium import SingleSeatVectorEnv
+
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    t0 = time.perf_counter()
+    env = SingleSeatVectorEnv(
+        args.num_envs, opponents=args.opponents, seat="rotate", obs_dtype="float32", flatten=True, reward_scale=0.05
+    )
+    dqn = DQN(
+        env.single_observation_space,
+        env.single_action_space,
+        net_config={"encoder_config": {"hidden_size": [128, 128]}},
+        batch_size=128,
+        lr=5e-4,
+        learn_step=1,
+        gamma=0.99,
+        tau=5e-3,
+    )
+    memory = ReplayBuffer(max_size=50_000)
+    obs, info = env.reset(seed=args.seed)
+    eps, eps_end, eps_decay = 1.0, 0.05, 0.9995
+    n = 0
+    while n < args.steps:
+        mask = info["action_mask"]
+        action = np.asarray(dqn.get_action(obs, epsilon=eps, action_mask=mask), dtype=np.int64).reshape(-1)
+        nxt, reward, term, trunc, info = env.step(action)
+        memory.add(
+            TensorDict(
+                {
+                    "obs": torch.from_numpy(obs),
+                    "action": torch.from_numpy(action),
+                    "reward": torch.from_numpy(reward),
+                    "next_obs": torch.from_numpy(final_next_obs(nxt, term, info)),
+                    "done": torch.from_numpy(term.astype(np.float32)),
+                },
+                batch_size=[args.num_envs],
+            )
+        )
+        obs = nxt
+        n += args.num_envs
+        eps = max(eps_end, eps * eps_decay)
+        if len(memory) >= dqn.batch_size:
+            dqn.learn(memory.sample(dqn.batch_size))
+    t1 = time.perf_counter()
+    print(f"trained {n} learner steps in {t1 - t0:.1f} s ({n / (t1 - t0):,.0f} steps/s)")
+
+    res = evaluate([AgileRLAgent(dqn), args.opponents], hands=args.hands, seed=args.seed, progress=False)
+    a = res["agents"]["agilerl_dqn"]
+    ci = a["ci95"]
+    print(
+        f"agilerl_dqn vs 3x {args.opponents}: {a['mean_score']:+.2f} points/hand "
+        f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}"
+    )
+    print(f"total {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
