@@ -9,7 +9,6 @@ resolution) until the next decision or the end of the game.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .hand import (
     is_gold_kan_counts,
@@ -19,6 +18,7 @@ from .hand import (
     swims_counts,
     wait_mask_counts,
 )
+from .jit import njit
 from .scoring import flower_sets_of, score_draw, score_win
 from .state import (
     A_CHI_HIGH,

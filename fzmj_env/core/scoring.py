@@ -3,8 +3,6 @@ the rule slots of ``tb.m``: the default (P1) is the first branch, the presets' f
 
 from __future__ import annotations
 
-from numba import njit
-
 from .hand import (
     is_gold_kan_counts,
     is_golden_dragon_counts,
@@ -12,6 +10,7 @@ from .hand import (
     is_plain_win_counts,
     is_win_counts,
 )
+from .jit import njit
 from .state import (
     DEALER,
     DISCARDER,
