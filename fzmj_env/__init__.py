@@ -4,9 +4,10 @@ Public API: tile notation (R1), the hand API (win detection, waits, specials, sh
 Python game driver, game records, and the environments.
 """
 
-from ._numba_cache import clear_stale_cache
+from ._numba_cache import clear_stale_cache, install_compile_notice
 
 clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cache.py)
+install_compile_notice()  # one stderr line when our kernels compile (a cold cache)
 
 from .aec import env, raw_env  # noqa: E402
 from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits  # noqa: E402

@@ -16,9 +16,9 @@ does; waits by ``wait_mask_counts``), so no rule lives here twice.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .core.hand import get_shanten_table, get_win_table, wait_mask_counts
+from .core.jit import njit
 from .encode import (
     P_CLAIM_TILE,
     P_GOLD_KIND,

@@ -3,6 +3,7 @@ keeps Numba's on-disk cache consistent with the sources (fzmj_env/_numba_cache.p
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -85,6 +86,7 @@ def test_prefetch_changes_nothing():
 
 
 def test_cache_guard_clears_numba_files_when_a_source_changes(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # the in-tree cache (__pycache__)
     pkg = tmp_path / "pkg"
     (pkg / "__pycache__").mkdir(parents=True)
     src = pkg / "mod.py"

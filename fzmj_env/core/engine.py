@@ -9,7 +9,6 @@ resolution) until the next decision or the end of the game.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .hand import (
     is_gold_kan_counts,
@@ -19,6 +18,7 @@ from .hand import (
     swims_counts,
     wait_mask_counts,
 )
+from .jit import njit
 from .scoring import flower_sets_of, score_draw, score_win
 from .state import (
     A_CHI_HIGH,
@@ -213,7 +213,7 @@ def draw_into_hand(tb, seat, from_head):
 # ---------------------------------------------------------------------------------------------
 # Starting a hand: deal (R3), flower rounds (R4), gold flip (R5)
 # ---------------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def clear_hand_state(tb):
     m = tb.m
     tb.hand[:, :] = 0
@@ -481,7 +481,7 @@ def add_meld(tb, seat, mtype, kind, taken, source):
     tb.n_melds[seat] = j + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def discard_win_allowed(tb, wt, seat, kind):
     """Whether ``seat`` may win on a discard of ``kind`` (R8, R9.3–R9.5, R5)."""
     m = tb.m
@@ -498,7 +498,7 @@ def discard_win_allowed(tb, wt, seat, kind):
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def can_rob_gold(tb, wt, seat):
     """R10: the 16-tile hand plus one gold is an R9.1 shape (never 三金倒 by itself)."""
     gold = tb.m[GOLD]
@@ -509,7 +509,7 @@ def can_rob_gold(tb, wt, seat):
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def claim_options(tb, wt, seat, discarder, kind):
     """OPT_* bits of what ``seat`` may do with the discard (R8) and the rob (R10)."""
     m = tb.m
@@ -543,7 +543,7 @@ def claim_options(tb, wt, seat, discarder, kind):
     return o
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def open_claims(tb, wt, discarder, kind):
     """Open the claim window on a discard; ask only seats with an option, nearest first."""
     m = tb.m
@@ -577,7 +577,7 @@ def mark_last_discard_claimed(tb, discarder):
     tb.claimed_kinds[discarder, k >> 3] |= kind_unit(k)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def resolve_claims(tb, wt):
     """Apply the blind decisions by priority (R8, R10)."""
     m = tb.m
@@ -661,7 +661,7 @@ def resolve_claims(tb, wt):
     return next_draw(tb, wt, (d + 1) % 4)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def final_round(tb, wt, first, n):
     """R6: ``n`` players draw one tile each in seat order; a completed win wins at once."""
     m = tb.m
@@ -698,7 +698,7 @@ def next_draw(tb, wt, seat):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def update_swim(tb, wt, seat, kind):
     """游金 after ``seat`` discarded ``kind`` (docs/presets.md P5): up a level (at most 3) when it
     swam, its last draw was a gold and it discarded a gold keeping the shape; else level 1 if
@@ -715,7 +715,7 @@ def update_swim(tb, wt, seat, kind):
         tb.swim[seat] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def discard(tb, wt, seat, kind):
     m = tb.m
     tb.hand[seat, kind] -= 1
@@ -741,7 +741,7 @@ def discard(tb, wt, seat, kind):
     return open_claims(tb, wt, seat, kind)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def self_kong(tb, wt, seat, kind):
     """Concealed or added kong, then a replacement from the tail (R7)."""
     m = tb.m
@@ -764,7 +764,7 @@ def self_kong(tb, wt, seat, kind):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def self_win(tb, wt, seat):
     """Declared win at the seat's own turn: 天胡, 三金倒 or self-draw (R9.2, R10, R11.3)."""
     m = tb.m
@@ -777,7 +777,7 @@ def self_win(tb, wt, seat):
     return finish_win(tb, wt, seat, wtype, -1)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_legal(tb, wt, action):
     if action < 0 or action >= NUM_ACTIONS:
         return False

@@ -15,8 +15,8 @@ This module is the only place the winning-shape rule (R9.1) lives. It is table d
   tiles (tiles may be left unused).
 
 The tables are built once by a Numba DP (a few seconds), saved as ``.npy`` under
-``fzmj_env/core/_tables/`` (or ``~/.cache/fzmj`` if that is not writable) and memory-mapped on
-later imports. Kernels take the tables as ARGUMENTS (a Numba global would be frozen into the
+``fzmj_env/core/_tables/`` (or ``$NUMBA_CACHE_DIR/fzmj_tables``, or ``~/.cache/fzmj``, the first
+writable) and memory-mapped on later imports. Kernels take the tables as ARGUMENTS (a Numba global would be frozen into the
 compiled code and its cache). Get them with :func:`get_win_table` / :func:`get_shanten_table`.
 
 ``counts`` in every kernel is a length-27 integer array of the concealed tiles INCLUDING the
@@ -33,11 +33,13 @@ from pathlib import Path
 
 import numpy as np
 from llvmlite import ir as llvm_ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
 from fzmj_env.tiles import kind_index, kind_name
 from fzmj_env.validate import bad_hand_row, check_win_batch
+
+from .jit import njit
 
 __all__ = [
     "NUM_KEYS",
@@ -206,7 +208,14 @@ def _build_shanten_table():
 # Disk cache
 # =====================================================================================
 
-_TABLE_DIRS = (Path(__file__).resolve().parent / "_tables", Path.home() / ".cache" / "fzmj")
+# Tried in order, to load and to save: the installed package (shared by every process of the
+# install), a folder in ``$NUMBA_CACHE_DIR`` (where a read-only install keeps its compiled kernels
+# too), the user's cache.
+_TABLE_DIRS = (
+    Path(__file__).resolve().parent / "_tables",
+    *([Path(os.environ["NUMBA_CACHE_DIR"]) / "fzmj_tables"] if os.environ.get("NUMBA_CACHE_DIR") else []),
+    Path.home() / ".cache" / "fzmj",
+)
 _WIN_NAME = f"win_table_v{TABLE_VERSION}.npy"
 _SHANTEN_NAME = f"shanten_table_v{TABLE_VERSION}.npy"
 _WIN_SHAPE = (NUM_KEYS, 2)

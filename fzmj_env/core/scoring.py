@@ -3,8 +3,6 @@ the rule slots of ``tb.m``: the default (P1) is the first branch, the presets' f
 
 from __future__ import annotations
 
-from numba import njit
-
 from .hand import (
     is_gold_kan_counts,
     is_golden_dragon_counts,
@@ -12,6 +10,7 @@ from .hand import (
     is_plain_win_counts,
     is_win_counts,
 )
+from .jit import njit
 from .state import (
     DEALER,
     DISCARDER,
@@ -101,7 +100,7 @@ def kongs_of(tb, seat):
     return exposed, concealed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def flower_points(tb, seat):
     """R11.1: 1 per flower laid out (a complete set counts 6 instead of 4) + kongs 1 / 2."""
     m = tb.m
@@ -152,7 +151,7 @@ def _dealer_pays_streak(tb, winner, amount):
         tb.points[winner] += amount
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _flush_bits(tb, wt, winner, gold, kan):
     """混一色 / 清一色 bit of the winning hand (P2): concealed tiles and melds, golds aside."""
     hand = tb.hand[winner]
@@ -170,7 +169,7 @@ def _flush_bits(tb, wt, winner, gold, kan):
     return 1 << SP_HALF_FLUSH
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def score_win(tb, wt, winner, win_type, discarder):
     """Fill the result slots and ``tb.points`` for a win (R11.2–R11.4; docs/presets.md per scheme)."""
     m = tb.m
@@ -219,7 +218,7 @@ def score_win(tb, wt, winner, win_type, discarder):
     m[VALUE] = value
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score_preset(tb, wt, winner, win_type, discarder, bits, fp, golds, scheme):
     """The preset schemes P2–P5 (the default's specials ``bits`` already found). Writes the
     payments; returns (listed specials, counted specials, value one paying seat pays before
@@ -322,7 +321,7 @@ def _score_preset(tb, wt, winner, win_type, discarder, bits, fp, golds, scheme):
     return bits, 0, value, f8 + kg
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def score_draw(tb):
     """A drawn hand (和局) pays nothing (R11.4)."""
     m = tb.m

@@ -1,0 +1,180 @@
+"""``fzmj-warmup`` (or ``python -m fzmj_env.warmup``): compile the Numba kernels ahead of use.
+
+The first use of the engine in a fresh Numba cache compiles its kernels (tens of seconds);
+later processes load them from the on-disk cache (``fzmj_env/_numba_cache.py`` says where it
+lives: ``$NUMBA_CACHE_DIR`` or the installed package's ``__pycache__``, shared by every process
+of the install). Run this once where the cache will live, e.g. as a Dockerfile step
+(``RUN fzmj-warmup``) or a CI step before the tests, and the first step of every later process
+starts warm.
+
+Each target runs the code path it names once (a short game), which compiles (or loads) every
+kernel that path calls, and builds the hand tables if they are missing:
+
+    fzmj-warmup                 # the default targets: hand aec vector gym
+    fzmj-warmup gym             # just what gym.make("fzmj/SingleSeat-v0") needs
+    fzmj-warmup --all           # also the multi-threaded VectorEnv kernel
+    fzmj-warmup --check         # exit 1 if anything had to compile (is the cache warm?)
+
+Exit codes: 0 done, 1 a target failed (or ``--check`` found a cold cache), 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import _numba_cache
+from .validate import OneLineParser
+
+__all__ = ["TARGETS", "DEFAULT_TARGETS", "warmup", "main"]
+
+
+def _warm_hand() -> None:
+    """The hand API (win, waits, specials, shanten, the batch win check) and both hand tables."""
+    from .core import hand
+
+    hand.is_win("123456789m111p22s", "5s")
+    hand.waits("123456789m11p22s", "5s")
+    hand.special_shapes("123456789m111p22s", "5s")
+    hand.flush_specials("123456789m11122m", "5s")
+    hand.swims("123456789m1122m", "2m")
+    hand.shanten("123456789m111p22s", "5s")
+    counts = np.zeros((1, 27), np.int8)
+    counts[0, 0] = 2  # a pair: the smallest winning hand
+    hand.is_win_batch(counts, np.array([5]))
+
+
+def _warm_aec() -> None:
+    """``fzmj_env.env()`` (the PettingZoo AEC env over the ``Game`` driver): one game."""
+    from .aec import env
+
+    e = env()
+    e.reset(seed=0)
+    for _agent in e.agent_iter(max_iter=2000):
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def _warm_vector(num_threads: int = 1) -> None:
+    """:class:`fzmj_env.VectorEnv`: reset, step and step_tables over two tables."""
+    from .vector import VectorEnv
+
+    v = VectorEnv(2, seed=0, num_threads=num_threads)
+    _, mask, _ = v.reset()
+    for _ in range(4):
+        _, mask, _, _, _, _ = v.step(mask.argmax(axis=1))
+    v.step_tables(np.array([0]), mask[:1].argmax(axis=1))
+
+
+def _warm_gym() -> None:
+    """``gym.make("fzmj/SingleSeat-v0")`` (heuristic opponents): reset and a few steps. The env
+    lives a layer up (``fzmj.integrations``); it is reached through Gymnasium's registry."""
+    import gymnasium as gym
+
+    e = gym.make("fzmj/SingleSeat-v0")
+    _, info = e.reset(seed=0)
+    for _ in range(8):
+        _, _, term, trunc, info = e.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if term or trunc:
+            _, info = e.reset()
+
+
+def _warm_threads() -> None:
+    """The multi-threaded VectorEnv step (``num_threads=2``, a parallel Numba kernel)."""
+    _warm_vector(num_threads=2)
+
+
+TARGETS = {"hand": _warm_hand, "aec": _warm_aec, "vector": _warm_vector, "gym": _warm_gym, "threads": _warm_threads}
+DEFAULT_TARGETS = ("hand", "aec", "vector", "gym")
+
+
+class _CompileCounter:
+    """Counts (and times) the kernel versions of our packages that actually compile."""
+
+    def __init__(self):
+        from numba.core import event
+
+        self.count = 0
+        counter = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                func = getattr(ev.data.get("dispatcher"), "py_func", None)
+                if (getattr(func, "__module__", "") or "").startswith(("fzmj_env", "fzmj.")):
+                    counter.count += 1
+
+            def on_end(self, ev):
+                pass
+
+        self.listener = _Listener()
+        event.register("numba:compile", self.listener)
+
+    def close(self):
+        from numba.core import event
+
+        event.unregister("numba:compile", self.listener)
+
+
+def warmup(targets=DEFAULT_TARGETS, out=None) -> list[dict]:
+    """Run each target once; one dict per target: ``target``, ``seconds``, ``compiled`` (kernel
+    versions compiled, 0 when everything came from the cache). Raises ``ValueError`` for an
+    unknown target; prints one line per target to ``out`` if given."""
+    targets = list(targets)
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise ValueError(f"unknown warm-up target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
+    _numba_cache._notice["shown"] = True  # this command reports for itself
+    counter = _CompileCounter()
+    rows = []
+    try:
+        for name in targets:
+            before, t0 = counter.count, time.perf_counter()
+            TARGETS[name]()
+            rows.append({"target": name, "seconds": time.perf_counter() - t0, "compiled": counter.count - before})
+            if out is not None:
+                r = rows[-1]
+                print(f"  {name:8s} {r['seconds']:6.1f} s  {r['compiled']:3d} kernel versions compiled", file=out)
+    finally:
+        counter.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = OneLineParser(
+        prog="fzmj-warmup",
+        description="Compile fzmj's Numba kernels (and build the hand tables) ahead of use: "
+        "run once in a Dockerfile or CI step, and later processes start warm.",
+    )
+    parser.add_argument(
+        "targets", nargs="*", metavar="TARGET", help=f"what to warm: {', '.join(TARGETS)} (default: all but threads)"
+    )
+    parser.add_argument("--all", action="store_true", help="every target, the multi-threaded VectorEnv included")
+    parser.add_argument("--check", action="store_true", help="exit 1 if any kernel had to compile (the cache was cold)")
+    args = parser.parse_args(argv)
+    if args.all and args.targets:
+        parser.error("give targets or --all, not both")
+    targets = list(TARGETS) if args.all else (args.targets or list(DEFAULT_TARGETS))
+    bad = [t for t in targets if t not in TARGETS]
+    if bad:
+        parser.error(f"unknown target {bad[0]!r} (choose from {', '.join(TARGETS)})")
+    dirs = sorted({str(d) for d in _numba_cache.numba_cache_dirs(Path(__file__).resolve().parent)})
+    print(f"fzmj-warmup: Numba cache in {', '.join(dirs) or '(none: nothing writable, kernels will not be cached)'}")
+    t0 = time.perf_counter()
+    try:
+        rows = warmup(targets, out=sys.stdout)
+    except Exception as exc:  # a failed target: one line, exit 1
+        print(f"fzmj-warmup: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    n = sum(r["compiled"] for r in rows)
+    print(f"fzmj-warmup: {n} kernel versions compiled in {time.perf_counter() - t0:.1f} s ({len(rows)} targets)")
+    if args.check and n:
+        print(f"fzmj-warmup: error: the cache was not warm ({n} kernel versions compiled)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

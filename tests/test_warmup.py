@@ -1,0 +1,115 @@
+"""Cold start: ``fzmj-warmup``, the compile notice, where the Numba cache lives, one compile per
+kernel (fzmj_env/warmup.py, fzmj_env/_numba_cache.py, fzmj_env/core/jit.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+import fzmj_env
+import fzmj_env._numba_cache as cache_guard
+from fzmj_env import warmup
+from fzmj_env.core.jit import njit
+
+PKG = Path(fzmj_env.__file__).resolve().parent
+
+
+def _usage_error(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as e:
+        warmup.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fzmj-warmup: error: "), err
+    return err[0]
+
+
+def test_warmup_rejects_bad_arguments(capsys):
+    assert "unknown target 'nope'" in _usage_error(capsys, ["nope"])
+    assert "not both" in _usage_error(capsys, ["--all", "hand"])
+    assert "unrecognized arguments" in _usage_error(capsys, ["--frobnicate"])
+    with pytest.raises(ValueError, match="unknown warm-up target 'x'"):
+        warmup.warmup(["x"])
+
+
+def test_warmup_help_lists_the_targets(capsys):
+    with pytest.raises(SystemExit) as e:
+        warmup.main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "--check" in out and all(t in out for t in warmup.TARGETS)
+
+
+def test_warmup_runs_a_target_and_summarises(capsys):
+    assert warmup.main(["hand"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("fzmj-warmup: Numba cache in ")
+    assert out[1].split()[0] == "hand" and "kernel versions compiled" in out[1]
+    assert out[-1].startswith("fzmj-warmup: ") and "compiled in" in out[-1]
+    # the hand kernels are now in memory (and in the cache): nothing left to compile
+    assert warmup.main(["hand", "--check"]) == 0
+    rows = warmup.warmup(["hand"])
+    assert rows[0]["target"] == "hand" and rows[0]["compiled"] == 0
+
+
+def test_cache_dirs_follow_numba_cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "shared"))
+    dirs = cache_guard.numba_cache_dirs(PKG)
+    assert dirs and all(d.parent == tmp_path / "shared" for d in dirs)
+    assert {d.name.rsplit("_", 1)[0] for d in dirs} >= {"fzmj_env", "core"}
+
+
+def test_cache_guard_clears_a_stale_numba_cache_dir(tmp_path, monkeypatch):
+    """With NUMBA_CACHE_DIR set, the guard checks the cache files there, not in __pycache__."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "mod.py").write_text("x = 1\n")
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "shared"))
+    (cache_dir,) = cache_guard.numba_cache_dirs(pkg)
+    stale = cache_dir / "mod.f-1.py311.nbi"
+    assert cache_guard.clear_stale_cache(pkg)  # no stamp yet
+    stale.write_bytes(b"x")
+    assert not cache_guard.clear_stale_cache(pkg) and stale.exists()
+    (pkg / "mod.py").write_text("x = 2\n")
+    assert cache_guard.clear_stale_cache(pkg) and not stale.exists()
+    assert not (pkg / "__pycache__").exists() or not any((pkg / "__pycache__").glob("*.nb*"))
+
+
+def test_compile_notice_only_when_compiling(tmp_path):
+    """One stderr line in a process whose kernels compile; none once they are cached."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "nc"))
+    env.pop("FZMJ_COMPILE_NOTICE", None)
+    code = "import fzmj_env; print(fzmj_env.is_win('11m', '5s'))"
+    cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert cold.stdout.strip() == "True"
+    assert cold.stderr.count("fzmj: compiling the rules engine") == 1, cold.stderr
+    warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert "compiling" not in warm.stderr, warm.stderr
+    quiet = dict(env, NUMBA_CACHE_DIR=str(tmp_path / "nc2"), FZMJ_COMPILE_NOTICE="0")
+    res = subprocess.run([sys.executable, "-c", code], env=quiet, capture_output=True, text=True, check=True)
+    assert "compiling" not in res.stderr
+
+
+@njit
+def _add(a, b):
+    return a + b
+
+
+@njit
+def _calls_with_mixed_ints(x32, flag):
+    s = _add(x32, 3) + _add(np.int64(5), -1) + _add(np.int8(2), x32)
+    if flag:
+        s += _add(x32, x32)
+    return s
+
+
+def test_one_compile_per_kernel_for_mixed_integer_calls():
+    """int32 values, int8 values and literal constants share one int64 version of the callee."""
+    assert _calls_with_mixed_ints(np.int32(7), True) == 10 + 4 + 9 + 14
+    assert len(_add.signatures) == 1
+    assert _add.signatures[0] == (numba.int64, numba.int64)
