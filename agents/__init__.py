@@ -9,6 +9,7 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
 | ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
+| ``search[:BLUEPRINT][:key=value,...]`` | rollouts of a blueprint on worlds drawn from the seat's view (``agents/search.py``: worlds, top, z, where, late, seed) |
 
 Evaluation: ``fzmj.agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
 """
@@ -31,7 +32,10 @@ from .base import Agent, AgentSpecError, as_batch  # noqa: E402  (after the cach
 
 __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
 
-SPEC_HELP = "random, random:SEED, heuristic, pretrained, ppo:PATH or python:module:Class"
+SPEC_HELP = (
+    "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class or "
+    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,seed=S]"
+)
 
 
 class _DuckAgent(Agent):
@@ -136,6 +140,11 @@ def make_agent(spec) -> Agent:
         from .ppo_agent import PPOAgent
 
         return PPOAgent(arg, name=s)
+    if kind == "search":
+        from .search import SearchAgent, parse_search_spec
+
+        blueprint, opts = parse_search_spec(s)
+        return SearchAgent(blueprint, name=s, **opts)
     if kind == "python":
         return _load_python_class(s, arg)
     raise AgentSpecError(f"unknown agent spec {spec!r}: expected {SPEC_HELP}")
