@@ -171,6 +171,31 @@ def _seat_discards(v, o, s):
     return marked
 
 
+def _claims_add_up(v) -> bool:
+    """Mark more discards claimed where one seat had two discards of a kind taken (the plane
+    shows a flag per kind): the claimed discards of each kind must match the melds' taken tiles."""
+    need = np.zeros(27, np.int64)
+    for s in range(4):
+        for j in range(v.n_melds[s]):
+            if v.meld[s, j, 0] != state.MELD_CONCEALED_KONG:
+                need[v.meld[s, j, 2]] += 1
+    nd = v.n_disc
+    have = np.zeros(27, np.int64)
+    for s in range(4):
+        np.add.at(have, v.disc[s, : nd[s]], v.disc_claimed[s, : nd[s]])
+    for k in np.flatnonzero(need != have):
+        for s in range(4):
+            if not v.claimed_kinds[s].view(np.uint8)[k]:
+                continue
+            for i in range(nd[s]):
+                if have[k] < need[k] and v.disc[s, i] == k and not v.disc_claimed[s, i]:
+                    v.disc_claimed[s, i] = 1
+                    have[k] += 1
+        if have[k] != need[k]:
+            return False
+    return True
+
+
 def _fill_seat(v, o, s):
     """Flowers, flags and swim of relative seat ``s``."""
     b = P_SEAT + s * SEAT_PLANES
@@ -201,7 +226,7 @@ def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None) -> np.ndarray | N
     m[state.GOLD] = gold
     v.hand[0] = o[P_HAND : P_HAND + 4].sum(0)
     v.passed[0] = o[P_OWN_PASSED]
-    claimed = n_open = exp_kongs = conc_kongs = 0
+    exp_kongs = conc_kongs = 0
     dealer = claim_from = -1
     for s in range(4):
         rows = _seat_melds(o, s, o[P_OWN_CONCEALED_KONG])
@@ -210,19 +235,18 @@ def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None) -> np.ndarray | N
         for j, row in enumerate(rows):
             v.meld[s, j] = row
             mt = row[0]
-            n_open += mt != state.MELD_CONCEALED_KONG
             exp_kongs += mt == state.MELD_EXPOSED_KONG
             conc_kongs += mt == state.MELD_CONCEALED_KONG
         v.n_melds[s] = len(rows)
         b = P_SEAT + s * SEAT_PLANES
         v.meld_counts[s].view(np.uint8)[:27] = o[b + S_MELD : b + S_MELD + 4].sum(0)
-        claimed += _seat_discards(v, o, s)
+        _seat_discards(v, o, s)
         _fill_seat(v, o, s)
         dealer = s if o[b + S_FLAGS, F_DEALER] else dealer
         claim_from = s if o[b + S_FLAGS, F_CLAIM_FROM] else claim_from
         if s:
             v.hand[s, 0] = 16 - 3 * len(rows)  # size only: a world redraws it
-    if claimed != n_open or dealer < 0:
+    if dealer < 0 or not _claims_add_up(v):
         return None
     m[state.DEALER] = dealer
     m[state.STREAK] = o[P_STREAK].sum()
@@ -311,7 +335,8 @@ def parse_search_spec(spec: str) -> tuple[str, dict]:
 class SearchAgent(Agent):
     """Rollouts of a blueprint on worlds drawn from the seat's view (see the module docstring).
 
-    ``stats`` counts decisions seen, searched, deviations and the time spent searching."""
+    ``stats`` counts decisions seen, searched, deviations, fallbacks (observation not inverted),
+    rollouts and the time spent searching, over the agent's life (``reset`` keeps them)."""
 
     def __init__(self, blueprint="heuristic", name: str | None = None, **opts):
         from . import make_agent
@@ -327,13 +352,24 @@ class SearchAgent(Agent):
         self._envs: dict = {}
         self.reset(self.opts["seed"])
 
+    def __getstate__(self):  # memory-mapped tables and the rollout envs are rebuilt, not pickled
+        d = self.__dict__.copy()
+        for k in ("_st", "_wt", "_envs"):
+            d.pop(k, None)
+        return d
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        self._st, self._wt, self._envs = get_shanten_table(), get_win_table(), {}
+
     def reset(self, seed=None):
         from . import reset_agent
 
         self._seed = int(self.opts["seed"] if seed is None else seed)
         self._n = 0
         reset_agent(self.blueprint, seed)
-        self.stats = {"decisions": 0, "searched": 0, "deviated": 0, "fallback": 0, "search_s": 0.0, "rollouts": 0}
+        if not hasattr(self, "stats"):  # counters over the agent's life (not per game)
+            self.stats = {"decisions": 0, "searched": 0, "deviated": 0, "fallback": 0, "search_s": 0.0, "rollouts": 0}
 
     def act(self, obs, mask) -> np.ndarray:
         obs, mask = as_batch(obs, mask)
