@@ -299,3 +299,15 @@ def test_bad_input_is_refused_with_one_line():
         env.load_worlds(np.array([0]), game.buf, 0, other, np.array([1]))
     with pytest.raises(ValueError, match="table 3"):
         env.load_worlds(np.array([0]), game.buf, 3, game.seat, np.array([1]))
+
+
+def test_aec_env_game_resamples():
+    """The AEC env drives a Game: ``env.unwrapped.game.resample`` gives a world at its decision."""
+    import fzmj_env
+
+    env = fzmj_env.env()
+    env.reset(seed=5)
+    game = env.unwrapped.game
+    world = game.resample(game.seat, 11)
+    assert np.array_equal(world.mask, env.observe(env.agent_selection)["action_mask"].astype(np.int8))
+    assert np.array_equal(obs_of(world.buf, game.seat), obs_of(game.buf, game.seat))
