@@ -21,6 +21,44 @@ import time
 import numpy as np
 
 
+def clairvoyant(agent):
+    """A check of the machinery, not an agent: ``agent`` searches on the TRUE state (every
+    world is the real table, so one world suffices) instead of worlds from its view."""
+    from fzmj.agents import search as S
+
+    from fzmj_env.resample import observe_tables
+
+    def _search(o, mk, base):
+        cands = agent.candidates(o, mk, base)
+        if len(cands) < 2:
+            return base
+        env = agent._env(S._preset_of(o), len(cands))
+        tables = np.arange(len(cands))
+        env.buf[tables] = agent.truth.buf[0]
+        env.buf["m"][tables, 5] = 1  # HANDS_PER_GAME: stop at the end of this hand
+        env.buf["m"][tables, 4] = 0
+        observe_tables(
+            tables, env.buf, env._wt, env._mask, env._obs, env._seat, False, env._oracle, env._pending, env._pending_out
+        )
+        obs, mask, seat, *_ = env.step_tables(tables, np.asarray(cands, np.int64))
+        live = tables[seat[tables] >= 0]
+        while len(live):
+            obs, mask, seat, *_ = env.step_tables(
+                live, np.asarray(agent.blueprint.act(obs[live], mask[live]), np.int64)
+            )
+            live = live[seat[live] >= 0]
+        pts = env.buf["points"][tables, agent.truth.seat]
+        agent.stats["searched"] += 1
+        j = int(np.argmax(pts))
+        if pts[j] > pts[0]:
+            agent.stats["deviated"] += 1
+            return cands[j]
+        return base
+
+    agent._search = _search
+    return agent
+
+
 def play(specs, seed, rules):
     """One hand; ``specs`` are four agents by seat. Returns the finished hand's result dict."""
     from fzmj_env import Game, encode
@@ -30,6 +68,7 @@ def play(specs, seed, rules):
     obs = np.zeros((encode.NUM_CHANNELS, 27), np.int8)
     while not game.done:
         encode.encode_table(game.buf, 0, game.seat, obs)
+        specs[game.seat].truth = game  # read only by the --clairvoyant check
         game.step(int(specs[game.seat].act(obs[None], game.mask[None])[0]))
     return game.result
 
@@ -43,6 +82,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--seed", type=int, default=1000)
     ap.add_argument("--rules", default="fuzhou-lianzhong")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--clairvoyant", action="store_true", help="check: search on the true state (not an agent)")
     args = ap.parse_args(argv)
     if args.walls < 2:
         ap.error("--walls must be at least 2")
@@ -50,6 +90,8 @@ def main(argv=None) -> dict:
     from fzmj.agents import make_agent, reset_agent
 
     agent, ref, opp = make_agent(args.agent), make_agent(args.ref), make_agent(args.opponent)
+    if args.clairvoyant:
+        agent = clairvoyant(agent)
     same_ref = args.ref == args.opponent
     per_wall, wins, deal_ins = [], np.zeros(2), np.zeros(2)
     t0 = time.perf_counter()
@@ -93,7 +135,7 @@ def main(argv=None) -> dict:
             deviated=stats["deviated"],
             fallback=stats["fallback"],
             ms_per_search=1000 * stats["search_s"] / stats["searched"],
-            rollouts_per_s=stats["rollouts"] / stats["search_s"],
+            rollouts_per_s=stats["rollouts"] / max(stats["search_s"], 1e-9),
         )
     if args.json:
         print(json.dumps(res))
