@@ -14,6 +14,8 @@ Spec grammar (``make_agent``, ``fzmj-eval --agents``)::
   blueprint's choice, on the same worlds, exceeds Z paired standard errors;
 * ``where=all|claims|turns`` (all) which decisions are searched;
 * ``late=D`` (999) search only when at most D tiles are drawable (the late hand);
+* ``belief=F`` (0: off) belief filter: draw F x M worlds and keep the M that best explain the
+  other seats' last discards under the blueprint (after SPARTA's belief weighting);
 * ``seed=S`` (0) the stream of the worlds (reseeded by ``reset(seed)``).
 
 Example: ``search:heuristic:worlds=128,z=2.5,where=claims``.
@@ -34,6 +36,7 @@ import itertools
 import time
 
 import numpy as np
+from numba import njit
 
 from fzmj_env.core import engine, state
 from fzmj_env.core.hand import get_shanten_table, get_win_table, shanten_counts, wait_mask_counts
@@ -44,6 +47,7 @@ from fzmj_env.encode import (
     F_DEALER,
     F_GOLD_THROWN,
     F_MELDS,
+    NUM_CHANNELS,
     P_CLAIM_TILE,
     P_DRAWABLE,
     P_GOLD_KIND,
@@ -75,6 +79,7 @@ from fzmj_env.encode import (
     S_TAKEN,
     SEAT_PLANES,
     encode_table,
+    encode_v1,
 )
 from fzmj_env.rules import available_rules, load_rules
 
@@ -82,7 +87,7 @@ from .base import Agent, AgentSpecError, as_batch
 
 __all__ = ["SearchAgent", "parse_search_spec", "state_from_obs"]
 
-DEFAULTS = {"worlds": 64, "top": 3, "z": 2.0, "where": "all", "late": 999, "seed": 0}
+DEFAULTS = {"worlds": 64, "top": 3, "z": 2.0, "where": "all", "late": 999, "belief": 0, "seed": 0}
 _OPT_OF = {
     state.A_HU: state.OPT_HU,
     state.A_PENG: state.OPT_PENG,
@@ -324,6 +329,7 @@ def parse_search_spec(spec: str) -> tuple[str, dict]:
         (opts["z"] >= 0, "z must be >= 0"),
         (opts["where"] in ("all", "claims", "turns"), "where must be all, claims or turns"),
         (opts["late"] >= 0, "late must be >= 0"),
+        (0 <= opts["belief"] <= 64, "belief must be 0..64"),
         (0 <= opts["seed"] < 2**64, "seed must be in 0..2**64-1"),
     )
     for ok, msg in checks:
@@ -433,7 +439,9 @@ class SearchAgent(Agent):
             return base
         M, K = self.opts["worlds"], len(cands)
         self._n += 1
-        seeds = engine_seeds(self._seed, self._n, M)
+        seeds = engine_seeds(self._seed, self._n, M * max(1, self.opts["belief"]))
+        if self.opts["belief"] > 1:
+            seeds = self._filter(o, buf, seeds, M)
         pts = rollout(self._env(_preset_of(o), K * M), self.blueprint, buf, cands, seeds)
         diff = pts[1:] - pts[0]  # (K-1, M) paired gains over the blueprint's choice
         mean = diff.mean(1)
@@ -448,6 +456,65 @@ class SearchAgent(Agent):
         self.stats["rollouts"] += K * M
         self.stats["search_s"] += time.perf_counter() - t0
         return choice
+
+    def _filter(self, o, buf, seeds, M) -> np.ndarray:
+        """The M of ``seeds`` whose worlds best explain the other seats' last discards under the
+        blueprint (belief filter, after SPARTA): a world scores one point per other seat whose
+        world hand plus its last discard makes the blueprint discard that tile."""
+        env = self._env(_preset_of(o), len(seeds))
+        tables = np.arange(len(seeds))
+        env.load_worlds(tables, buf, 0, 0, seeds)
+        score = explained_discards(env.buf, len(seeds), self.blueprint, self._wt)
+        keep = np.argsort(-score, kind="stable")[:M]
+        return seeds[keep]
+
+
+def explained_discards(buf, n, blueprint, wt) -> np.ndarray:
+    """For tables 0..n-1 of ``buf`` (worlds of seat 0): how many of seats 1-3 the blueprint
+    would have discarded their last discard for, holding their world hand plus that tile."""
+    obs = np.zeros((3 * n, NUM_CHANNELS, 27), np.int8)
+    masks = np.zeros((3 * n, state.NUM_ACTIONS), np.int8)
+    tile = np.full(3 * n, -1, np.int64)
+    size = state.STATE_DTYPE.itemsize
+    scratch = state.new_state(1)
+    _before_last_discards(
+        buf.view(np.uint8).reshape(len(buf), size),
+        n,
+        scratch,
+        scratch.view(np.uint8).reshape(1, size),
+        wt,
+        obs,
+        masks,
+        tile,
+    )
+    rows = np.flatnonzero(tile >= 0)
+    score = np.zeros(n, np.int64)
+    if len(rows):
+        hit = np.asarray(blueprint.act(obs[rows], masks[rows])) == tile[rows]
+        np.add.at(score, rows // 3, hit.astype(np.int64))
+    return score
+
+
+@njit(cache=True)
+def _before_last_discards(src_bytes, n, scratch, scratch_bytes, wt, obs, masks, tile):
+    """Row 3t+s-1: seat s of table t just before its last discard (its hand plus the tile,
+    discard only), observed by s; ``tile`` gets the discard (-1: no discard yet)."""
+    for t in range(n):
+        for s in range(1, 4):
+            scratch_bytes[0, :] = src_bytes[t, :]
+            tb = scratch[0]
+            nd = tb.n_disc[s]
+            if nd == 0:
+                continue
+            d = tb.disc[s, nd - 1]
+            tb.hand[s, d] += 1
+            tb.m[state.PHASE] = state.PH_DISCARD
+            tb.m[state.CUR] = s
+            tb.m[state.LAST_DRAW] = -1
+            r = 3 * t + s - 1
+            engine.legal_mask(tb, wt, masks[r])
+            encode_v1(tb, s, obs[r])
+            tile[r] = d
 
 
 def engine_seeds(seed: int, n: int, M: int) -> np.ndarray:

@@ -26,7 +26,7 @@ def obs_of(game, seat, buf=None):
 def test_spec_grammar():
     assert parse_search_spec("search") == ("heuristic", parse_search_spec("search:heuristic")[1])
     bp, o = parse_search_spec("search:random:worlds=8,top=2,z=1.5,where=claims,late=10,seed=3")
-    assert bp == "random" and o == {"worlds": 8, "top": 2, "z": 1.5, "where": "claims", "late": 10, "seed": 3}
+    assert bp == "random" and o == {"worlds": 8, "top": 2, "z": 1.5, "where": "claims", "late": 10, "belief": 0, "seed": 3}
     assert parse_search_spec("search:worlds=16")[1]["worlds"] == 16
     a = make_agent("search:heuristic:worlds=4")
     assert isinstance(a, SearchAgent) and a.name == "search:heuristic:worlds=4"
