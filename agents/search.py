@@ -323,6 +323,11 @@ def parse_search_spec(spec: str) -> tuple[str, dict]:
             opts[key] = type(DEFAULTS[key])(val)
         except ValueError:
             raise AgentSpecError(f"bad agent spec {spec!r}: {key} needs a {type(DEFAULTS[key]).__name__}") from None
+    return blueprint, check_search_opts(opts, f"bad agent spec {spec!r}: ")
+
+
+def check_search_opts(opts: dict, prefix: str = "") -> dict:
+    """The options with their ranges checked: AgentSpecError (one line) otherwise."""
     checks = (
         (opts["worlds"] >= 2, "worlds must be >= 2"),
         (opts["top"] >= 2, "top must be >= 2"),
@@ -334,8 +339,8 @@ def parse_search_spec(spec: str) -> tuple[str, dict]:
     )
     for ok, msg in checks:
         if not ok:
-            raise AgentSpecError(f"bad agent spec {spec!r}: {msg}")
-    return blueprint, opts
+            raise AgentSpecError(prefix + msg)
+    return opts
 
 
 class SearchAgent(Agent):
@@ -350,7 +355,7 @@ class SearchAgent(Agent):
         unknown = set(opts) - set(DEFAULTS)
         if unknown:
             raise ValueError(f"unknown search options {sorted(unknown)} (keys: {', '.join(DEFAULTS)})")
-        self.opts = {**DEFAULTS, **opts}
+        self.opts = check_search_opts({**DEFAULTS, **opts})
         self.blueprint = make_agent(blueprint)
         self.name = name or f"search:{self.blueprint.name}"
         self._wt = get_win_table()

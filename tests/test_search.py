@@ -174,3 +174,10 @@ def test_belief_option_plays_legally():
         a = int(agent.act(obs_of(game, game.seat)[None], game.mask[None])[0])
         game.step(a)
     assert agent.stats["searched"] > 0
+
+
+def test_search_agent_checks_its_options():
+    with pytest.raises(AgentSpecError, match="worlds must be >= 2"):
+        SearchAgent(worlds=1)
+    with pytest.raises(ValueError, match="unknown search options"):
+        SearchAgent(depth=3)
