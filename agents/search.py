@@ -105,9 +105,14 @@ def _preset_of(obs) -> str | None:
 
 
 @functools.cache
+def _params(name: str) -> np.ndarray:
+    return load_rules(name).params
+
+
+@functools.cache
 def _preset_by(scheme: int, cap: bool) -> str | None:
     for name in available_rules():
-        p = load_rules(name).params
+        p = _params(name)
         if (
             p[state.R_SCHEME - state.R_RESERVE_BASE] == scheme
             and bool(p[state.R_LOSS_CAP - state.R_RESERVE_BASE]) == cap
@@ -224,7 +229,7 @@ def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None) -> np.ndarray | N
     if name is None or not (ph[PC_TURN] or ph[PC_DISCARD] or ph[PC_CLAIM]):
         return None
     buf = state.new_state(1)
-    engine.set_rules(buf, 0, load_rules(name).params)
+    engine.set_rules(buf, 0, _params(name))
     v = state.numpy_view(buf, 0)
     m = v.m
     gold = int(np.argmax(o[P_GOLD_KIND]))
