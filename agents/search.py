@@ -220,8 +220,8 @@ def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None) -> np.ndarray | N
     """A one-table state buffer that encodes to ``obs`` for seat 0 (the observing seat, seats
     relative to it) with legal mask ``mask``, built from the observation alone; the other seats'
     concealed tiles, concealed kong kinds and the wall are placeholders (a world resamples them).
-    None when the observation cannot be inverted (e.g. two claimed discards of one kind by one
-    seat), so the caller can fall back."""
+    None when the observation cannot be inverted (the round trip fails), so the caller can fall
+    back. (One linear pass over the planes, kept in one place so it reads against encode.py.)"""
     wt = get_win_table() if wt is None else wt
     o = obs
     name = _preset_of(o)
