@@ -9,7 +9,7 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
 | ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
-| ``search[:BLUEPRINT][:key=value,...]`` | rollouts of a blueprint on worlds drawn from the seat's view (``agents/search.py``: worlds, top, z, where, late, belief, seed) |
+| ``search[:BLUEPRINT][:key=value,...]`` | rollouts of a blueprint on worlds drawn from the seat's view (``agents/search.py``: worlds, top, z, where, late, belief, wins, seed) |
 
 Evaluation: ``fzmj.agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
 """
@@ -34,7 +34,7 @@ __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "
 
 SPEC_HELP = (
     "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class or "
-    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,seed=S]"
+    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,wins=0|1,seed=S]"
 )
 
 

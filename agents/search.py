@@ -16,6 +16,8 @@ Spec grammar (``make_agent``, ``fzmj-eval --agents``)::
 * ``late=D`` (999) search only when at most D tiles are drawable (the late hand);
 * ``belief=F`` (0: off) belief filter: draw F x M worlds and keep the M that best explain the
   other seats' last discards under the blueprint (after SPARTA's belief weighting);
+* ``wins=0|1`` (0) whether a win the blueprint declares may be searched (and declined): off by
+  default, since uniform worlds overrate waiting (measured in docs/baselines.md);
 * ``seed=S`` (0) the stream of the worlds (reseeded by ``reset(seed)``).
 
 Example: ``search:heuristic:worlds=128,z=2.5,where=claims``.
@@ -87,7 +89,7 @@ from .base import Agent, AgentSpecError, as_batch
 
 __all__ = ["SearchAgent", "parse_search_spec", "state_from_obs"]
 
-DEFAULTS = {"worlds": 64, "top": 3, "z": 2.0, "where": "all", "late": 999, "belief": 0, "seed": 0}
+DEFAULTS = {"worlds": 64, "top": 3, "z": 2.0, "where": "all", "late": 999, "belief": 0, "wins": 0, "seed": 0}
 _OPT_OF = {
     state.A_HU: state.OPT_HU,
     state.A_PENG: state.OPT_PENG,
@@ -340,6 +342,7 @@ def check_search_opts(opts: dict, prefix: str = "") -> dict:
         (opts["where"] in ("all", "claims", "turns"), "where must be all, claims or turns"),
         (opts["late"] >= 0, "late must be >= 0"),
         (0 <= opts["belief"] <= 64, "belief must be 0..64"),
+        (opts["wins"] in (0, 1), "wins must be 0 or 1"),
         (0 <= opts["seed"] < 2**64, "seed must be in 0..2**64-1"),
     )
     for ok, msg in checks:
@@ -393,7 +396,7 @@ class SearchAgent(Agent):
         out = base.copy()
         for i in range(obs.shape[0]):
             self.stats["decisions"] += 1
-            if self._wanted(obs[i], mask[i]):
+            if self._wanted(obs[i], mask[i]) and (self.opts["wins"] or base[i] not in (state.A_HU, state.A_ROB)):
                 out[i] = self._search(obs[i], mask[i], int(base[i]))
         return out
 

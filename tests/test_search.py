@@ -33,6 +33,7 @@ def test_spec_grammar():
         "where": "claims",
         "late": 10,
         "belief": 0,
+        "wins": 0,
         "seed": 3,
     }
     assert parse_search_spec("search:worlds=16")[1]["worlds"] == 16
@@ -50,6 +51,7 @@ def test_spec_grammar():
         "search:heuristic:worlds=abc",
         "search:heuristic:depth=3",
         "search:heuristic:worlds",
+        "search:heuristic:wins=2",
         "search:search",
         "search:a:b:c",
         "search:nosuchagent",
