@@ -10,6 +10,7 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
 | ``exec:[OPTIONS:]COMMAND`` | a program in any language speaking JSON lines (``agents/exec_bot.py``, ``docs/protocol.md``) |
+| ``search[:BLUEPRINT][:key=value,...]`` | rollouts of a blueprint on worlds drawn from the seat's view (``agents/search.py``: worlds, top, z, where, late, belief, wins, seed) |
 
 Evaluation: ``fzmj.agents.evaluate.evaluate`` (library) and the ``fzmj-eval`` command.
 """
@@ -33,7 +34,8 @@ from .base import Agent, AgentSpecError, as_batch  # noqa: E402  (after the cach
 __all__ = ["Agent", "AgentSpecError", "as_batch", "make_agent", "reset_agent", "SPEC_HELP"]
 
 SPEC_HELP = (
-    "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class or "
+    "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class, "
+    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,wins=0|1,seed=S] or "
     "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
 )
 
@@ -140,6 +142,11 @@ def make_agent(spec) -> Agent:
         from .ppo_agent import PPOAgent
 
         return PPOAgent(arg, name=s)
+    if kind == "search":
+        from .search import SearchAgent, parse_search_spec
+
+        blueprint, opts = parse_search_spec(s)
+        return SearchAgent(blueprint, name=s, **opts)
     if kind == "python":
         return _load_python_class(s, arg)
     if kind == "exec":

@@ -216,6 +216,29 @@ class Game:
         self._refresh()
         return code
 
+    def resample(self, seat: int, seed: int) -> Game:
+        """A new, independent game at this decision point, seen from ``seat`` (the seat to act):
+        its public information and ``seat``'s private information are this game's, the hidden
+        information (other hands, their concealed kong kinds, the order of the wall and the
+        reserve) is drawn uniformly among what ``seat`` could not tell apart, from ``seed``
+        and what ``seat`` sees only (``fzmj_env/resample.py``, docs/engine.md). The world's
+        ``decisions`` and ``hand_starts`` start empty (they would tell hidden things)."""
+        from .resample import check_seat_seed, resample_buffer
+
+        seat, seed = check_seat_seed(seat, seed)
+        if self.done:
+            raise ValueError("the game is over: there is no decision point to resample")
+        if seat != self._seat:
+            raise ValueError(
+                f"seat {seat} is not the seat to act (seat {self._seat} is): worlds are drawn at its own decisions"
+            )
+        world = Game(self.rules, self.hands_per_game)
+        resample_buffer(self.buf, 0, seat, np.array([seed], np.uint64), world.buf, np.array([0]), self.win_table)
+        world.seed = None  # the world's later hands follow a seed derived from ``seed``
+        world.results = list(self.results)
+        world._refresh()
+        return world
+
     # ---- results and public state -----------------------------------------------------------
     @property
     def last_result(self) -> dict:

@@ -544,6 +544,25 @@ class VectorEnv:
         )
         return self._obs, self._mask, self._seat
 
+    def load_worlds(
+        self, tables, src: np.ndarray, t: int, seat: int, seeds
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Load, into each of ``tables``, the world of ``seeds[i]`` drawn from ``seat``'s view of
+        table ``t`` of the state buffer ``src`` (``Game.buf``, ``VectorEnv.buf``; same preset):
+        one Numba call for all of them (``fzmj_env/resample.py``, docs/engine.md). The tables
+        then play on like any other (``step_tables``; ``auto_reset=False`` keeps a finished
+        world as it is). Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
+        from .resample import observe_tables, resample_buffer
+
+        tables = self._tables_arg(tables, "load_worlds")
+        resample_buffer(src, t, seat, seeds, self.buf, tables, self._wt)
+        tables = tables.astype(np.int64)
+        observe_tables(
+            tables, self.buf, self._wt, self._mask, self._obs, self._seat,
+            self.oracle, self._oracle, self._pending, self._pending_out,
+        )  # fmt: skip
+        return self._obs, self._mask, self._seat
+
     def step(self, actions: np.ndarray):
         """Apply one action per table. Returns ``(obs, mask, seat, rewards (B,4), done (B,), info)``.
 
