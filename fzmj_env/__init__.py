@@ -10,7 +10,7 @@ clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cac
 install_compile_notice()  # one stderr line when our kernels compile (a cold cache)
 
 from .aec import env, raw_env  # noqa: E402
-from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits  # noqa: E402
+from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits, win_split  # noqa: E402
 from .game import Game, IllegalActionError, hand_result  # noqa: E402
 from .parallel import parallel_env  # noqa: E402
 from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
@@ -30,6 +30,7 @@ __all__ = [
     "flush_specials",
     "swims",
     "shanten",
+    "win_split",
     "Game",
     "IllegalActionError",
     "hand_result",

@@ -25,7 +25,7 @@ from rules_helpers import A_HU, A_PASS, K, discard, kong, new_game, pass_all, re
 import fzmj_env as F
 from fzmj.web import play as P
 from fzmj.web import replay as R
-from fzmj.web.frames import record_frames
+from fzmj.web.frames import end_frame, record_frames
 
 JUNK_DEALER = "5m 11223m 3m 789m 99p 11s 33s 5s"
 SEAT2_TWO_SIDED = "34m 789m 234p 567p 678s 11s"  # waits 2m / 5m
@@ -222,6 +222,66 @@ def test_result_rows_explain_the_value_line_by_line():
             assert end["win_tile"] in end["seats"][r["winner"]]["hand"] or r["win_type"] == "rob_gold"
             shown += 1
     assert shown >= 3
+
+
+def _split_tiles(split: dict, gold: int) -> list[int]:
+    """The hand's tiles as a split uses them: a gold position holds the gold kind."""
+    return sorted(
+        gold if p in x["golds"] else k for x in [*split["sets"], split["pair"]] for p, k in enumerate(x["tiles"])
+    )
+
+
+def test_win_screen_splits_the_winning_hand_into_sets_and_pair():
+    """Every win's end frame carries the engine's split of the winner's concealed tiles: valid
+    sets that use exactly those tiles, five sets with the exposed melds, plus the pair."""
+    shown = 0
+    for seed in range(2):
+        data = record_frames(P.play_agents(["heuristic"] * 4, hands=2, seed=seed))
+        for h in data["hands"]:
+            end, r = h["frames"][-1], h["result"]
+            if r["winner"] is None:
+                assert "win_split" not in end
+                continue
+            split, seat = end["win_split"], end["seats"][r["winner"]]
+            assert split["shape"] in ("standard", "golden_pair", "golden_dragon")
+            assert _split_tiles(split, end["gold"]) == sorted(seat["hand"])
+            assert len(split["sets"]) + len(seat["melds"]) == 5
+            assert split["pair"]["type"] == "pair" and split["pair"]["tiles"][0] == split["pair"]["tiles"][1]
+            for x in split["sets"]:
+                t = x["tiles"]
+                assert t == [t[0]] * 3 if x["type"] == "triplet" else t == [t[0], t[0] + 1, t[0] + 2]
+            assert ("golden_pair" in r["specials"]) == (split["shape"] == "golden_pair") or (
+                split["shape"] == "golden_dragon"
+            )
+            shown += 1
+    assert shown >= 3
+
+
+def _seat2_self_draw(hand2: str, draw: str) -> F.Game:
+    """Dealer 0 discards 9p, seat 1 draws and discards 9p, seat 2 draws ``draw`` and wins (gold 9s)."""
+    g = new_game(dealer=0, hands={0: JUNK_DEALER, 2: hand2}, draws=["9p", draw], tail="9s")
+    discard(g, 0, "9p")
+    pass_all(g)
+    tsumogiri(g, turns=1)
+    pass_all(g)
+    g.step(A_HU)
+    return g
+
+
+def test_win_screen_shows_golden_pair_and_labels_three_golds_without_a_fake_split():
+    # 金雀 (R11.3): the two golds are the pair
+    g = _seat2_self_draw("46m 789m 234p 567p 678s 9s9s", "5m")
+    assert "golden_pair" in g.result["specials"]
+    split = end_frame(g)["win_split"]
+    assert split["shape"] == "golden_pair"
+    assert split["pair"] == {"type": "pair", "tiles": [K("9s")] * 2, "golds": [0, 1]}
+    assert {"type": "run", "tiles": [K("4m"), K("5m"), K("6m")], "golds": []} in split["sets"]
+    # 三金倒 (R11.3) wins whatever the shape: no sets are invented, the shape says why
+    g = _seat2_self_draw("9s9s 1m 4m 7m 2p 5p 8p 3s 6s 1p 4p 7p 2m 5m 8m", "9s")
+    assert g.result["win_type"] == "three_golds"
+    assert end_frame(g)["win_split"] == {"shape": "three_golds", "sets": None, "pair": None}
+    # a seat's view sees the winner's split too: the winner's tiles are shown at the table
+    assert end_frame(g, view=0)["win_split"]["shape"] == "three_golds"
 
 
 def test_play_steps_show_the_other_seats_moves_in_the_persons_view(tmp_path):

@@ -22,8 +22,10 @@ from fzmj.agents import make_agent
 
 import fzmj_env as F
 from fzmj.web import play as P
+from fzmj.web.frames import record_frames
 from fzmj.web.play import play_agents
 from fzmj.web.replay import write_replay
+from fzmj_env.actions import A_HU
 
 CHROMIUM = (
     os.environ.get("FZMJ_CHROMIUM")
@@ -255,6 +257,7 @@ def test_play_page_a_full_hand_by_clicking(page, tmp_path):
                 assert page.inner_text("#next-hand") == "final standings ▶"  # a 1-hand match: no next hand
                 if page.evaluate("fzmj.st.state.result.winner") is not None:
                     assert page.locator(".result .tile.win").count() >= 1  # the winning tile is marked
+                    assert page.locator(".result .winsplit .meld").count() >= 1  # the hand split into sets
                 assert "{}" not in page.inner_text(".result") and "[]" not in page.inner_text(".result")
                 page.click("#next-hand")
             elif page.locator(".seat .tile.click").count():
@@ -333,6 +336,61 @@ def test_tiles_are_drawn_without_any_font(page, match_record, tmp_path):
     kinds = page.evaluate("[...Array(42).keys()].map(k => tileFace(k))")
     assert all("<text" not in face and "<path" in face or "<circle" in face or "<rect" in face for face in kinds)
     assert len(set(kinds)) == 42  # every kind has its own face
+
+
+def test_win_screen_shows_the_sets_and_pair_with_each_golds_stand_in(page, tmp_path):
+    """The replay's hand result draws the winner's hand as the engine splits it: one group per
+    set and the pair, each gold with the tile it stands for, then the exposed melds."""
+    rec = play_agents(["heuristic"] * 4, hands=1, seed=0)  # a discard win holding two golds
+    src, html = tmp_path / "w.json", tmp_path / "w.html"
+    F.save_record(rec, src)
+    write_replay(src, html)
+    data = record_frames(rec)
+    r, end = data["hands"][0]["result"], data["hands"][0]["frames"][-1]
+    split, seat = end["win_split"], end["seats"][r["winner"]]
+    golds = [(x["tiles"][p]) for x in [*split["sets"], split["pair"]] for p in x["golds"]]
+    assert golds, "the test needs a winning hand with golds"
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    page.keyboard.press("End")
+    box = page.locator(".result .winsplit")
+    box.wait_for()
+    groups = box.locator(".meld")
+    assert groups.count() == len(split["sets"]) + 1 + len(seat["melds"])
+    kinds = [x["type"] for x in [*split["sets"], split["pair"]]] + [m[0] for m in seat["melds"]]
+    assert [groups.nth(i).get_attribute("data-type") for i in range(groups.count())] == kinds
+    stands = box.locator(".stand")
+    assert stands.count() == len(golds)
+    for i, k in enumerate(golds):
+        st = stands.nth(i)
+        assert int(st.get_attribute("data-as")) == k
+        assert st.locator(".tile").get_attribute("data-kind") == str(end["gold"])  # drawn as the gold itself
+        assert st.locator("small").inner_text() == "=" + F.kind_name(k)
+    text = box.inner_text()
+    assert "winning hand" in text and "pair" in text
+    box.screenshot(path=str(OUT / "win_split.png"))
+
+
+def test_play_result_box_shows_the_winners_split(page):
+    """The play page's result box draws the winner's hand split into sets and pair too."""
+    session, server = _serve(agents=("heuristic", "heuristic", "heuristic"), seed=0)
+    try:
+        while session.pending_end is None:  # the person: win when offered, else the last legal action
+            legal = session.game.legal_actions
+            session.act(A_HU if A_HU in legal else int(legal[-1]), session.version)
+        end, r = session.pending_end["frame"], session.pending_end["result"]
+        assert r["winner"] is not None, "the test needs a won hand"
+        split, seat = end["win_split"], end["seats"][r["winner"]]
+        page.goto(server.url)
+        page.wait_for_function("document.body.dataset.handOver === '1'")
+        box = page.locator(".result .winsplit")
+        assert box.locator(".meld").count() == len(split["sets"]) + 1 + len(seat["melds"])
+        golds = [x["tiles"][p] for x in [*split["sets"], split["pair"]] for p in x["golds"]]
+        assert box.locator(".stand small").all_inner_texts() == ["=" + F.kind_name(k) for k in golds]
+    finally:
+        page.goto("about:blank")
+        server.shutdown()
+        server.server_close()
 
 
 def test_replay_controls_slider_events_autoplay_calls_and_links(page, match_record, tmp_path):

@@ -17,7 +17,7 @@ import json
 
 from fzmj_env.actions import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, action_name
 from fzmj_env.core import state
-from fzmj_env.core.hand import is_idle_gold_counts
+from fzmj_env.core.hand import is_idle_gold_counts, win_split_counts
 from fzmj_env.game import Game
 from fzmj_env.record import RecordError, replay
 from fzmj_env.rules import Rules
@@ -300,7 +300,33 @@ def end_frame(game: Game, view: int | None = None, start_scores: list[int] | Non
         end["win_tile"] = int(m[state.LAST_DRAW])
     if view is not None and w is not None:
         end["seats"][w]["hand"] = [k for k in range(27) for _ in range(int(game.view.hand[w, k]))]
+    if w is not None:
+        end["win_split"] = winning_split(game, w, result)
     return end
+
+
+def winning_split(game: Game, winner: int, result: dict) -> dict:
+    """The winner's concealed tiles as their sets and pair, as the engine's own win table splits
+    them (:func:`fzmj_env.core.hand.win_split_counts`: each gold with the tile it stands for);
+    the exposed melds are the seat's ``melds``, shown as they are.
+
+    A hand that won without the R9.1 shape gets ``sets`` and ``pair`` None and ``shape`` saying
+    why: ``"three_golds"`` (三金倒 wins whatever the shape, R11.3) or ``"gold_kan"`` (the classic
+    preset's wrap-around 金坎); ``"unsplit"`` should never be seen.
+    """
+    v = game.view
+    gold = int(v.m[state.GOLD])
+    split = win_split_counts(game.win_table, v.hand[winner], gold)
+    if split is not None:
+        return split
+    specials = set(result.get("specials") or [])
+    if "three_golds" in specials or result.get("win_type") == "three_golds":
+        shape = "three_golds"
+    elif "gold_kan" in specials:
+        shape = "gold_kan"
+    else:
+        shape = "unsplit"
+    return {"shape": shape, "sets": None, "pair": None}
 
 
 def record_frames(record: dict, view: int | None = None) -> dict:

@@ -61,6 +61,8 @@ __all__ = [
     "special_shapes",
     "shanten",
     "hand_counts",
+    "win_split",
+    "win_split_counts",
 ]
 
 NUM_SUIT_KINDS = 27
@@ -896,3 +898,151 @@ def shanten(hand, gold) -> int:
     if n > 3 * MAX_MELDS + 2:
         raise ValueError(f"shanten needs at most {3 * MAX_MELDS + 2} tiles, got {n}")
     return int(shanten_counts(get_shanten_table(), c, g))
+
+
+# =====================================================================================
+# One decomposition of a winning hand (for display: the win screen)
+# =====================================================================================
+#
+# The split walks the same win table the win check reads, so it finds a decomposition exactly
+# when ``is_win_counts`` says the hand wins: inside each suit it repeats the table's DP step
+# (the lowest tile goes into a run, a triplet or the pair) and keeps only the choices whose
+# cost plus the table's value of what remains equals the table's value of the suit. Which
+# choice among those is fixed by _SPLIT_ORDER's rule (see :func:`win_split`).
+
+
+def _suit_split(win_table, digits: list[int], suit: int, col: int) -> tuple[list[tuple], int]:
+    """Sets of one suit (``digits``: its 9 non-gold counts) with the fewest golds, as the table
+    says; ``col`` 1 when the suit holds the pair. Returns ``(sets, golds used)``; a set is
+    ``(type, stand-in kinds, gold positions)``."""
+    d = list(digits)
+    col_now = col
+    sets: list[tuple] = []
+    used = 0
+    while True:
+        key = sum(x * 5**i for i, x in enumerate(d))
+        if key == 0:
+            if col_now == 1:  # the pair is two golds
+                return sets + [("pair", None, [0, 1])], used + 2
+            return sets, used
+        target = int(win_table[key, col_now])
+        i = next(j for j in range(9) if d[j])
+        for golds, typ, real in _split_choices(d, i, col_now):
+            rest = list(d)
+            for x in real:
+                rest[x] -= 1
+            nxt = 0 if typ == "pair" else col_now
+            if golds + int(win_table[sum(x * 5**j for j, x in enumerate(rest)), nxt]) == target:
+                break
+        else:  # pragma: no cover - the table's value is always reached by one of its own choices
+            raise AssertionError(f"win table inconsistent at key {key}")
+        sets.append(_split_set(typ, real, suit, i))
+        used += golds
+        d, col_now = rest, nxt
+
+
+def _split_choices(d: list[int], i: int, col: int) -> list[tuple[int, str, list[int]]]:
+    """The DP's choices for the lowest tile ``i``, as (golds, type, real positions), fewest
+    golds first; among equal golds a run before a triplet before the pair."""
+    out = []
+    for a in (1, 0):
+        if a and (i + 1 > 8 or d[i + 1] == 0):
+            continue
+        for b in (1, 0):
+            if b and (i + 2 > 8 or d[i + 2] == 0):
+                continue
+            out.append((2 - a - b, 0, "run", [i] + [i + 1] * a + [i + 2] * b))
+    for r in range(min(d[i], 3), 0, -1):
+        out.append((3 - r, 1, "triplet", [i] * r))
+    if col:
+        for r in range(min(d[i], 2), 0, -1):
+            out.append((2 - r, 2, "pair", [i] * r))
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [(g, typ, real) for g, _, typ, real in out]
+
+
+def _split_set(typ: str, real: list[int], suit: int, i: int) -> tuple:
+    if typ == "run":
+        # a run whose golds would reach past 9 is the same run shifted down (7 8 9)
+        s = min(i, 6)
+        slots = [s, s + 1, s + 2]
+        return ("run", [9 * suit + x for x in slots], [p for p, x in enumerate(slots) if x not in real])
+    n = 3 if typ == "triplet" else 2
+    return (typ, [9 * suit + i] * n, list(range(len(real), n)))
+
+
+def win_split_counts(win_table, counts, gold) -> dict | None:
+    """:func:`win_split` on validated length-27 counts (golds included); kinds as integers."""
+    c = [int(x) for x in counts]
+    g = int(gold)
+    n_gold = c[g]
+    digits = [[0 if 9 * s + i == g else c[9 * s + i] for i in range(9)] for s in range(3)]
+    keys = [sum(x * 5**i for i, x in enumerate(dg)) for dg in digits]
+    melds_only = [int(win_table[k, 0]) for k in keys]
+    with_pair = [int(win_table[k, 1]) for k in keys]
+    need = sum(melds_only) + min(b - a for a, b in zip(melds_only, with_pair, strict=True))
+    if need > n_gold:
+        return None
+    arr = np.asarray(c, dtype=np.int64)
+    sets: list[tuple] = []
+    avail = n_gold
+    shape = "standard"
+    if is_golden_dragon_counts(win_table, arr, g):
+        shape = "golden_dragon"  # 金龙: three golds are their own triplet (R11.3)
+        sets.append(("triplet", None, [0, 1, 2]))
+        avail -= 3
+        arr[g] -= 3
+    if is_golden_pair_counts(win_table, arr, g):
+        if shape == "standard":
+            shape = "golden_pair"  # 金雀: two golds are the pair (R11.3)
+        pair_suit = -1
+    else:
+        costs = [with_pair[s] - melds_only[s] for s in range(3)]
+        pair_suit = costs.index(min(costs))  # the lowest suit among the cheapest
+    for s in range(3):
+        got, used = _suit_split(win_table, digits[s], s, 1 if s == pair_suit else 0)
+        sets.extend(got)
+        avail -= used
+    if pair_suit < 0:
+        sets.append(("pair", None, [0, 1]))
+        avail -= 2
+    if avail < 0 or avail % 3:  # pragma: no cover - guaranteed by the table (see golds_needed)
+        raise AssertionError(f"win split left {avail} golds")
+    sets.extend([("triplet", None, [0, 1, 2])] * (avail // 3))  # spare golds: gold triplets
+    out = [
+        {"type": typ, "tiles": tiles if tiles is not None else [g] * len(pos), "golds": pos} for typ, tiles, pos in sets
+    ]
+    pairs = [x for x in out if x["type"] == "pair"]
+    melds = sorted((x for x in out if x["type"] != "pair"), key=lambda x: (x["tiles"], x["golds"]))
+    return {"shape": shape, "sets": melds, "pair": pairs[0]}
+
+
+def win_split(hand, gold) -> dict | None:
+    """One decomposition of a winning 3n+2 concealed hand into its sets and pair (R9.1), or
+    ``None`` when :func:`is_win` says it does not win.
+
+    Returns ``{"shape", "sets", "pair"}``. Each set (and the pair) is ``{"type": "run" |
+    "triplet" | "pair", "tiles": [...], "golds": [...]}``: ``tiles`` lists what each position
+    stands for (notation) and ``golds`` the positions held by a gold (a tile of the gold kind),
+    so the hand's tiles are the ``tiles`` with those positions read as the gold.
+    ``split = win_split("123456789m12p", "1p")`` gives three runs and the pair 2p 2p whose
+    second tile is the gold 1p: ``split["pair"] == {"type": "pair", "tiles": ["2p", "2p"],
+    "golds": [1]}``.
+
+    Which decomposition, when several exist (deterministic): ``shape`` ``"golden_dragon"``
+    (金龙) when the hand qualifies (three golds as their own triplet, R11.3); otherwise
+    ``"golden_pair"`` (金雀) when it qualifies (two golds as the pair); otherwise
+    ``"standard"`` with the pair in the lowest suit (m < p < s) among those that need the
+    fewest golds. Inside a suit the fewest golds are used; the lowest remaining tile is placed
+    first, in the set that takes the fewest golds (a run before a triplet before the pair
+    among equals). Golds not needed form triplets of golds standing for the gold kind.
+    A 三金倒 hand (3 golds, any shape) or a classic-preset wrap-around 金坎 hand may win
+    without this shape; for it this returns ``None`` like for any other non-R9.1 hand.
+    """
+    c, g, _ = _checked(hand, gold, (2,), "win_split")
+    out = win_split_counts(get_win_table(), c, g)
+    if out is None:
+        return None
+    for x in [*out["sets"], out["pair"]]:
+        x["tiles"] = [kind_name(k) for k in x["tiles"]]
+    return out

@@ -219,6 +219,36 @@ const SPECIAL_LABEL = {
 };
 const WIN_TYPE_LABEL = { discard: "a discard win 放胡", self_draw: "self-draw 自摸", heavenly: "heavenly win 天胡", rob_gold: "robbing the gold 抢金", three_golds: "three golds 三金倒" };
 
+const SET_LABEL = { run: "run 顺", triplet: "triplet 刻", pair: "pair 将" };
+const SHAPE_LABEL = {
+  golden_pair: "the two golds are the pair 金雀", golden_dragon: "three golds are their own triplet 金龙",
+  three_golds: "三金倒: three golds win whatever the shape, so no split", gold_kan: "金坎: the wrap-around gold kan shape",
+  unsplit: "no split into sets",
+};
+
+// One set of the winning split: a gold is drawn as itself with the tile it stands for under it.
+function splitSet(x) {
+  const tiles = x.tiles.map((k, i) => {
+    if (!x.golds.includes(i)) return tile(k, "small");
+    const name = FZ.meta.names[k];
+    return `<span class="stand" title="gold 金 standing for ${esc(name)}" data-as="${k}">${tile(FZ.gold, "small")}<small>=${esc(name)}</small></span>`;
+  }).join("");
+  return `<span class="meld" data-type="${x.type}">${tiles}<small>${SET_LABEL[x.type]}</small></span>`;
+}
+
+// The winner's hand as the engine splits it (frames.winning_split), then the exposed melds as they are.
+function winSplit(r, f) {
+  const sp = f && f.win_split;
+  if (!sp || r.winner === null || r.winner === undefined) return "";
+  const seat = f.seats[r.winner];
+  const sets = sp.sets
+    ? [...sp.sets, sp.pair].map(splitSet).join("")
+    : `<span class="meld" data-type="${esc(sp.shape)}">${(seat.hand || []).map((k) => tile(k, "small")).join("")}</span>`;
+  const melds = seat.melds.map((m) => `<span class="meld" data-type="${m[0]}">${meldTiles(m)}<small>${MELD_LABEL[m[0]]}</small></span>`).join("");
+  const note = SHAPE_LABEL[sp.shape] ? `<p class="note">${esc(SHAPE_LABEL[sp.shape])}</p>` : "";
+  return `<div class="winsplit" data-shape="${esc(sp.shape)}"><p>winning hand 胡牌</p><div class="melds">${sets}${melds}</div>${note}</div>`;
+}
+
 function resultBox(r, f) {
   if (!r) return "";
   let head;
@@ -230,7 +260,7 @@ function resultBox(r, f) {
   const pay = r.points.map((p) => `<td data-points="${p}">${p > 0 ? "+" : ""}${p}</td>`).join("");
   const after = r.scores_after ? r.scores_after.map((p) => `<td>${p > 0 ? "+" : ""}${p}</td>`).join("") : "";
   return `<div class="box result" data-winner="${r.winner === null ? "" : r.winner}" data-value="${r.value}"><h3>result</h3><p class="head">${esc(head)}</p>
-    ${winTile}${specials ? `<p>${specials}</p>` : ""}
+    ${winTile}${winSplit(r, f)}${specials ? `<p>${specials}</p>` : ""}
     ${rows ? `<table class="breakdown">${rows}</table>` : ""}
     <table class="pay"><tr><th></th><th>seat 0</th><th>seat 1</th><th>seat 2</th><th>seat 3</th></tr><tr><th>payments</th>${pay}</tr>${after ? `<tr><th>scores</th>${after}</tr>` : ""}</table></div>`;
 }
