@@ -63,6 +63,7 @@ def collect_demonstrations(
     env_threads: int = 1,
     progress: bool = True,
     actor=None,
+    prefix: str = "bc",
 ) -> Demonstrations:
     """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring).
 
@@ -110,7 +111,7 @@ def collect_demonstrations(
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
         if progress and buf.n >= next_print:
             what = "teacher" if actor is None else "labelled"
-            print(f"bc: {buf.n:,}/{decisions:,} {what} decisions ({time.perf_counter() - t0:.0f}s)", flush=True)
+            print(f"{prefix}: {buf.n:,}/{decisions:,} {what} decisions ({time.perf_counter() - t0:.0f}s)", flush=True)
             next_print += max(decisions // 4, 1)
     # every game still running is played to its end, so each kept decision has its return
     while (buf.last_idx >= 0).any():  # a game's end cuts its table's chains

@@ -94,7 +94,7 @@ def start_policy(args, writer, ckpt_dir: Path, device):
     return agent
 
 
-def iteration(args, agent, teacher, it: int) -> tuple[dict, object]:
+def iteration(args, agent, teacher, it: int, progress: bool = True) -> tuple[dict, object]:
     """Play, label and fit once; returns the statistics and the labelled decisions."""
     t0 = time.perf_counter()
     counters = _teacher_counters(teacher)
@@ -108,8 +108,9 @@ def iteration(args, agent, teacher, it: int) -> tuple[dict, object]:
         hands_per_game=args.hands_per_game,
         reward_scale=args.reward_scale,
         gamma=args.gamma,
-        progress=False,
+        progress=progress,
         actor=PolicyActor(agent),
+        prefix=f"distill: iteration {it}",
     )
     t_label = time.perf_counter() - t0
     if agent.hand_features:
