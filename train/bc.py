@@ -314,8 +314,12 @@ def search_cost(spec: str, decisions: int) -> str:
     lo, hi = (decisions * ms * worlds / 64 / 1000 / 60 for ms in (40, 140))
     return (
         f"searches each decision with a choice ({worlds} worlds: about {40 * worlds / 64:.0f}-"
-        f"{140 * worlds / 64:.0f} ms each on one core): {decisions:,} decisions take about {lo:.0f}-{hi:.0f} minutes"
+        f"{140 * worlds / 64:.0f} ms each on one core): {decisions:,} decisions take about {_mins(lo)}-{_mins(hi)} minutes"
     )
+
+
+def _mins(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
 
 
 def eval_opponent(teacher: str) -> str:
