@@ -310,12 +310,16 @@ def search_cost(spec: str, decisions: int) -> str:
         return ""
     from fzmj.agents.search import parse_search_spec
 
-    worlds = parse_search_spec(spec)[1]["worlds"]
+    blueprint, opts = parse_search_spec(spec)
+    worlds = opts["worlds"]
     lo, hi = (decisions * ms * worlds / 64 / 1000 / 60 for ms in (40, 140))
-    return (
+    line = (
         f"searches each decision with a choice ({worlds} worlds: about {40 * worlds / 64:.0f}-"
         f"{140 * worlds / 64:.0f} ms each on one core): {decisions:,} decisions take about {_mins(lo)}-{_mins(hi)} minutes"
     )
+    if blueprint != "heuristic":  # rollouts call the blueprint at every step of every world
+        line += f" with the heuristic blueprint; {blueprint!r} as blueprint is slower (a network: tens of times)"
+    return line
 
 
 def _mins(x: float) -> str:
