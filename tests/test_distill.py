@@ -125,6 +125,7 @@ def test_bc_teacher_takes_a_search_spec(tmp_path, capsys):
     assert "bc_teacher: bad agent spec 'search:top=1': top must be >= 2" in err and len(err.splitlines()) == 1
     assert eval_opponent("search:random:worlds=8") == "random" and eval_opponent("heuristic") == "heuristic"
     assert "minutes" in search_cost("search:worlds=32", 10_000) and search_cost("heuristic", 10) == ""
+    assert "slower" in search_cost("search:random", 10) and "slower" not in search_cost("search", 10)
     # a search teacher warm-starts a PPO run (its clone checked against the search's blueprint)
     argv = [
         "--config", str(ROOT / "configs/ppo_smoke.yaml"), "--set", f"runs_dir={tmp_path}", "--set", "run_name=w",
