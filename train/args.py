@@ -18,6 +18,8 @@ class Args:
     """Every key of ``fzmj-train`` (a YAML file's keys, ``--set key=value``)."""
 
     # ---- experiment -----------------------------------------------------------------------------
+    algo: str = "ppo"
+    """ppo: PPO self-play (this loop); distill: expert iteration, the learner's states labelled by distill_teacher (train/distill.py)"""
     exp_name: str = "ppo_selfplay"
     """name of the experiment; the run directory is <runs_dir>/<exp_name>__<seed>__<unix time> unless run_name is set"""
     run_name: str = ""
@@ -112,6 +114,14 @@ class Args:
     """hands of the duplicate evaluation of the cloned policy against three copies of its teacher (0: none)"""
     bc_checkpoint: str = ""
     """start from this checkpoint's policy instead of cloning (e.g. an earlier run's bc.pt); it is also the KL teacher"""
+
+    # ---- expert iteration (algo: distill; train/distill.py) ----------------------------------------
+    distill_iterations: int = 2
+    """iterations of play, label and fit"""
+    distill_decisions: int = 4096
+    """learner decisions (with a choice) labelled by distill_teacher per iteration"""
+    distill_teacher: str = "search"
+    """agent spec that labels the learner's decisions (a search is 40-140 ms per searched decision at worlds=64)"""
 
     # ---- teacher term during PPO ----------------------------------------------------------------
     teacher_coef: float = 0.0

@@ -44,6 +44,8 @@ class Demonstrations:
     ret: torch.Tensor
     table: np.ndarray
     seat: np.ndarray
+    played: torch.Tensor | None = None
+    """the action actually played when an ``actor`` played and the teacher only labelled"""
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -60,10 +62,18 @@ def collect_demonstrations(
     gamma: float = 1.0,
     env_threads: int = 1,
     progress: bool = True,
+    actor=None,
+    prefix: str = "bc",
 ) -> Demonstrations:
-    """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring)."""
-    agent = make_agent(teacher)
+    """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring).
+
+    With ``actor`` (an agent object), the actor plays all four seats instead and the teacher only
+    labels the actor's decisions with its own choice (expert iteration, ``train/distill.py``):
+    the states are the actor's, the returns those of the actor's play, ``played`` its actions.
+    """
+    agent = make_agent(teacher) if isinstance(teacher, str) else teacher
     reset_agent(agent, seed)
+    player = agent if actor is None else actor
     env = VectorEnv(
         num_tables,
         rules=rules,
@@ -76,30 +86,36 @@ def collect_demonstrations(
     obs_shape = obs.shape[1:]
     # room for the decisions wanted plus the games still running when we stop (whole chains)
     buf = SelfPlayBuffer(num_tables, decisions + 400 * num_tables, obs_shape, NUM_ACTIONS, "cpu")
+    played = torch.zeros(buf.actions.shape[0], dtype=torch.int64)  # by buffer row
     tables = np.arange(num_tables)
     zeros = torch.zeros(num_tables)
     t0, next_print = time.perf_counter(), 0
     while buf.n < decisions:
-        actions = np.asarray(agent.act(obs, mask), dtype=np.int64)
+        actions = np.asarray(player.act(obs, mask), dtype=np.int64)
         # forced moves teach nothing: keep the decisions with a choice
         keep = tables[mask.sum(1) > 1]
+        labels = actions[keep]
+        if actor is not None and len(keep):
+            labels = np.asarray(agent.act(obs[keep], mask[keep]), dtype=np.int64)
+        played[buf.n : buf.n + len(keep)] = torch.from_numpy(actions[keep])
         buf.add(
             keep,
             seat[keep],
             torch.from_numpy(obs[keep]),
             torch.from_numpy(mask[keep]),
-            torch.from_numpy(actions[keep]),
+            torch.from_numpy(labels),
             zeros[: len(keep)],
             zeros[: len(keep)],
         )
         obs, mask, seat, _rewards, done, info = env.step(actions)
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
         if progress and buf.n >= next_print:
-            print(f"bc: {buf.n:,}/{decisions:,} teacher decisions ({time.perf_counter() - t0:.0f}s)", flush=True)
+            what = "teacher" if actor is None else "labelled"
+            print(f"{prefix}: {buf.n:,}/{decisions:,} {what} decisions ({time.perf_counter() - t0:.0f}s)", flush=True)
             next_print += max(decisions // 4, 1)
     # every game still running is played to its end, so each kept decision has its return
     while (buf.last_idx >= 0).any():  # a game's end cuts its table's chains
-        actions = np.asarray(agent.act(obs, mask), dtype=np.int64)
+        actions = np.asarray(player.act(obs, mask), dtype=np.int64)
         obs, mask, seat, _rewards, done, info = env.step(actions)
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
     _adv, returns, idx = buf.compute_gae(gamma, 1.0)  # lambda = 1: Monte-Carlo returns
@@ -111,7 +127,16 @@ def collect_demonstrations(
         ret=returns.index_select(0, sel).float().clone(),
         table=buf.table[idx].copy(),
         seat=buf.seat[idx].copy(),
+        played=played.index_select(0, sel).clone(),
     )
+
+
+def add_hand_features(demos: Demonstrations) -> None:
+    """Append the hand-feature planes to ``demos.obs`` in place (once, rather than at every epoch)."""
+    from fzmj_env.features import with_hand_features
+
+    planes = [torch.from_numpy(with_hand_features(demos.obs[i : i + 8192].numpy())) for i in range(0, len(demos), 8192)]
+    demos.obs = torch.cat(planes)
 
 
 def masked_cross_entropy(policy: ActorCritic, obs, mask, action) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -220,11 +245,12 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
 
     from fzmj.agents.evaluate import evaluate
 
-    from fzmj_env.features import with_hand_features
-
     from .checkpoint import save_checkpoint
 
     t0 = time.perf_counter()
+    cost = search_cost(args.bc_teacher, args.bc_decisions)
+    if cost:
+        print(f"bc: teacher {args.bc_teacher!r} {cost}", flush=True)
     demos = collect_demonstrations(
         args.bc_teacher,
         args.bc_decisions,
@@ -235,11 +261,8 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
         reward_scale=args.reward_scale,
         gamma=args.gamma,
     )
-    if agent.hand_features:  # computed once here rather than at every epoch
-        planes = [
-            torch.from_numpy(with_hand_features(demos.obs[i : i + 8192].numpy())) for i in range(0, len(demos), 8192)
-        ]
-        demos.obs = torch.cat(planes)
+    if agent.hand_features:
+        add_hand_features(demos)
     t_collect = time.perf_counter() - t0
     stats = behaviour_clone(
         agent,
@@ -257,9 +280,10 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
         f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({t_collect:.0f}s), accuracy "
         f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
     )
+    opponent = eval_opponent(args.bc_teacher)
     if args.bc_eval_hands > 0:
         res = evaluate(
-            [f"ppo:{path}", args.bc_teacher],
+            [f"ppo:{path}", opponent],
             hands=args.bc_eval_hands,
             seed=2_000_000 + args.seed,
             workers=args.eval_workers,
@@ -270,6 +294,43 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
         stats.update(score_vs_teacher=me["mean_score"], ci95_vs_teacher=me.get("ci95"))
         writer.add_scalar("bc/score_vs_teacher", me["mean_score"], 0)
         ci = me.get("ci95") or [float("nan")] * 2
-        line += f"; vs 3x {args.bc_teacher} {me['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] per hand"
+        line += f"; vs 3x {opponent} {me['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] per hand"
+        if opponent != args.bc_teacher:
+            line += " (the search's blueprint: three searching seats would take hours)"
     print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
     return stats
+
+
+def search_cost(spec: str, decisions: int) -> str:
+    """For a search teacher, what labelling ``decisions`` decisions costs (one line); else ''.
+
+    A search plays rollouts for every decision with a choice: about 40-140 ms each at 64 worlds
+    on one core (docs/baselines.md), about proportional to the worlds."""
+    if not spec.startswith("search"):
+        return ""
+    from fzmj.agents.search import parse_search_spec
+
+    blueprint, opts = parse_search_spec(spec)
+    worlds = opts["worlds"]
+    lo, hi = (decisions * ms * worlds / 64 / 1000 / 60 for ms in (40, 140))
+    line = (
+        f"searches each decision with a choice ({worlds} worlds: about {40 * worlds / 64:.0f}-"
+        f"{140 * worlds / 64:.0f} ms each on one core): {decisions:,} decisions take about {_mins(lo)}-{_mins(hi)} minutes"
+    )
+    if blueprint != "heuristic":  # rollouts call the blueprint at every step of every world
+        line += f" with the heuristic blueprint; {blueprint!r} as blueprint is slower (a network: tens of times)"
+    return line
+
+
+def _mins(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+
+
+def eval_opponent(teacher: str) -> str:
+    """The opponent of the clone's check: the teacher, or a search teacher's blueprint (three
+    searching seats would make the check take hours)."""
+    if not teacher.startswith("search"):
+        return teacher
+    from fzmj.agents.search import parse_search_spec
+
+    return parse_search_spec(teacher)[0]

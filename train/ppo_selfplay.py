@@ -171,6 +171,10 @@ def main(argv=None) -> int:
     latest = run_dir / "checkpoints" / "latest.pt"
     sigint = signal.getsignal(signal.SIGINT)
     try:
+        if args.algo == "distill":  # expert iteration (train/distill.py): same config, run folder, checkpoints
+            from .distill import distill
+
+            return distill(args, resume, run_dir, ranks)
         return train(args, resume, run_dir, ranks)
     except NonFiniteError as e:
         kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"

@@ -38,7 +38,8 @@ from .run_dir import RunDirError, check_run_name, resume_run_dir
 # ---- ranges ------------------------------------------------------------------------------------------
 POSITIVE = (
     "num_tables num_steps total_timesteps hands_per_game num_minibatches update_epochs res_channels res_blocks "
-    "log_every save_every eval_hands eval_workers pool_snapshot_every duplicate_group bc_epochs bc_batch_size"
+    "log_every save_every eval_hands eval_workers pool_snapshot_every duplicate_group bc_epochs bc_batch_size "
+    "distill_iterations distill_decisions"
 ).split()
 NON_NEGATIVE = "torch_threads env_threads eval_every pool_size seed bc_decisions bc_eval_hands eval_records".split()
 UNIT_INTERVAL = ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac", "teacher_anneal")
@@ -46,6 +47,7 @@ CHOICES = {
     "network": ("mlp", "resnet"),
     "input_layer": ("auto", "sparse", "dense"),
     "teacher_mode": ("kl", "ce"),
+    "algo": ("ppo", "distill"),
 }
 # float keys: (lowest allowed, lowest is allowed itself, highest allowed)
 FLOAT_RANGES = {
@@ -83,12 +85,22 @@ INT_MAX = {
     "bc_epochs": 10_000,
     "bc_batch_size": 1 << 24,
     "bc_eval_hands": 1 << 30,
+    "distill_iterations": 100_000,
+    "distill_decisions": 1 << 36,
 }
 MAX_HIDDEN = 65536
 # the settings that decide the network's parameter shapes: they cannot change on --resume
 NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
 # keys naming code to import or places to read or write: never taken from a checkpoint's config
-COMMAND_LINE_ONLY = ("pool_target", "bc_teacher", "bc_checkpoint", "pool_paths", "league_dir", "rules")
+COMMAND_LINE_ONLY = (
+    "pool_target",
+    "bc_teacher",
+    "distill_teacher",
+    "bc_checkpoint",
+    "pool_paths",
+    "league_dir",
+    "rules",
+)
 
 
 # ---- Args ---------------------------------------------------------------------------------------------
@@ -165,6 +177,10 @@ def dependency_problems(args) -> list[str]:
         out.append(f"bc_checkpoint: no such checkpoint {args.bc_checkpoint!r}")
     if args.bc_decisions > 0 and args.oracle_critic:
         out.append(_got(args, "bc_decisions", "behaviour cloning does not support oracle_critic"))
+    if args.algo == "distill" and args.league_dir:
+        out.append(_got(args, "league_dir", "algo distill does not feed a league: expected empty"))
+    if args.algo == "distill" and args.oracle_critic:
+        out.append(_got(args, "oracle_critic", "algo distill fits the policy by cloning: expected false"))
     return out
 
 
@@ -268,6 +284,8 @@ def check_before_start(args) -> None:
         specs.append(("pool_target", args.pool_target))
     if args.bc_decisions > 0 and not args.bc_checkpoint or (args.teacher_coef > 0 and args.teacher_mode == "ce"):
         specs.append(("bc_teacher", args.bc_teacher))
+    if args.algo == "distill":
+        specs.append(("distill_teacher", args.distill_teacher))
     for key, spec in specs:
         from fzmj.agents import make_agent
 
