@@ -128,6 +128,8 @@ _REL = ("self", "next (下家)", "opposite", "previous (上家)")
 
 
 def _planes() -> list[tuple[str, str]]:
+    # Long on purpose: the table of every plane's name and meaning, in layout order (a test checks
+    # docs/observation.md against it).
     p: list[tuple[str, str]] = []
     for i in range(4):
         p.append(

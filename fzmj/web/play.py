@@ -349,6 +349,7 @@ class RequestError(Exception):
 
 
 def _handler():
+    # Long only because it holds the request-handler class; each of its methods is short.
     class Handler(BaseHTTPRequestHandler):
         server_version = "fzmj-play"
         timeout = SOCKET_TIMEOUT  # applied to the connection's socket by StreamRequestHandler
