@@ -31,7 +31,7 @@ _IMPORT_SNIPPET = (
 def engine_hands_per_s(n_hands: int, runs: int, rules: str = "fuzhou-lianzhong") -> dict:
     from fzmj_env.core import engine, state
     from fzmj_env.core.hand import get_win_table
-    from fzmj_env.core.selfplay import play_random_games
+    from fzmj_env.core.random_play import play_random_games
     from fzmj_env.rules import load_rules
 
     buf = state.new_state(1)

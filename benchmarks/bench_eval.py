@@ -54,7 +54,6 @@ def eval_hands_per_s(agents: list[str], hands: int, workers: int, runs: int) -> 
 def heuristic_us_per_decision(n_steps: int = 40, tables: int = 512) -> float:
     """Kernel time per decision on observations collected from heuristic self-play."""
     from fzmj.agents.heuristic import HeuristicAgent
-
     from fzmj_env.vector import VectorEnv
 
     env = VectorEnv(tables, seed=1)

@@ -46,7 +46,6 @@ for line in sys.stdin:
 def decision_pool(n_tables: int = 512, steps: int = 40, seed: int = 0):
     """(obs, mask) of many real decisions: every acting row of ``steps`` random steps."""
     from fzmj.agents.random_agent import RandomAgent
-
     from fzmj_env.vector import VectorEnv
 
     env = VectorEnv(n_tables, seed=seed, hands_per_game=1)

@@ -21,7 +21,7 @@ import numpy as np
 def _engine_setup(rules: str):
     from fzmj_env.core import engine, state
     from fzmj_env.core.hand import get_win_table
-    from fzmj_env.core.selfplay import play_random_games
+    from fzmj_env.core.random_play import play_random_games
     from fzmj_env.rules import load_rules
 
     buf = state.new_state(1)

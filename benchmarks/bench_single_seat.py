@@ -133,7 +133,6 @@ def versus_connect_four(steps: int, runs: int) -> dict:
 
 def heuristic_selfplay(tables: int, steps: int, runs: int) -> dict:
     from fzmj.agents import make_agent
-
     from fzmj_env.vector import VectorEnv
 
     h = make_agent("heuristic")

@@ -28,10 +28,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ns = ap.parse_args()
 
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     from fzmj.train.config import load_config
     from fzmj.train.ppo_selfplay import Args
     from fzmj.train.ppo_selfplay import main as train_main
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     args = load_config(Args, ns.config, ns.overrides)
     with tempfile.TemporaryDirectory() as tmp:

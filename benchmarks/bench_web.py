@@ -52,8 +52,8 @@ def _small_png(path: Path) -> None:
 def _play_screens(browser, out: Path) -> None:
     """The play page at the person's turn, and at the result of a won hand (heuristic opponents)."""
     import numpy as np
-    from fzmj.agents import make_agent
 
+    from fzmj.agents import make_agent
     from fzmj.web.play import Session, make_server
     from fzmj_env.encode import NUM_CHANNELS, encode_table
 
@@ -113,10 +113,10 @@ def main(argv=None) -> int:
     p.add_argument("--screenshots", metavar="DIR", help="write the README screenshots into DIR")
     args = p.parse_args(argv)
 
-    from fzmj.agents import make_agent
     from playwright.sync_api import sync_playwright
 
     import fzmj_env as F
+    from fzmj.agents import make_agent
     from fzmj.web.play import Session, play_agents
     from fzmj.web.replay import write_replay
 

@@ -23,9 +23,9 @@ import platform
 import time
 
 import numpy as np
+
 from fzmj.agents import make_agent
 from fzmj.agents.evaluate import mean_ci95, wall_seeds
-
 from fzmj_env.core.hand import get_win_table, wait_mask_counts
 from fzmj_env.encode import O_HANDS, O_PASSED, P_GOLD_KIND, P_PHASE, PC_CLAIM
 from fzmj_env.features import HF_DISC_ACC_MAX, HF_DISC_BEST, HF_DISC_NEXT, feature_planes

@@ -5,6 +5,7 @@ e.g. ``PYTHONPATH=benchmarks``). They cost what the heuristic costs, and rank by
 from __future__ import annotations
 
 import numpy as np
+
 from fzmj.agents import Agent
 from fzmj.agents.heuristic import HeuristicAgent
 

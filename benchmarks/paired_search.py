@@ -25,7 +25,6 @@ def clairvoyant(agent):
     """A check of the machinery, not an agent: ``agent`` searches on the TRUE state (every
     world is the real table, so one world suffices) instead of worlds from its view."""
     from fzmj.agents import search as S
-
     from fzmj_env.resample import observe_tables
 
     def _search(o, mk, base):

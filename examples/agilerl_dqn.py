@@ -54,9 +54,9 @@ def main(argv=None) -> int:
     import torch
     from agilerl.algorithms import DQN
     from agilerl.components.replay_buffer import ReplayBuffer
-    from fzmj.agents.evaluate import evaluate
     from tensordict import TensorDict
 
+    from fzmj.agents.evaluate import evaluate
     from fzmj.integrations.gymnasium import SingleSeatVectorEnv
 
     torch.set_num_threads(1)

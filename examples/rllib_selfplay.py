@@ -56,10 +56,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import ray
-    from fzmj.agents.evaluate import evaluate
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
+    from fzmj.agents.evaluate import evaluate
     from fzmj.integrations.rllib import FzmjMultiAgentEnv, RLlibAgent, action_masking_module_spec
 
     t0 = time.perf_counter()

@@ -26,9 +26,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import torch
-    from fzmj.agents.evaluate import evaluate
     from sb3_contrib import MaskablePPO
 
+    from fzmj.agents.evaluate import evaluate
     from fzmj.integrations.sb3 import SB3Agent, make_vec_env
 
     torch.set_num_threads(1)  # small MLP: threads cost more than they bring

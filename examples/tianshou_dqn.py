@@ -27,7 +27,6 @@ def main(argv=None) -> int:
 
     import numpy as np
     import torch
-    from fzmj.agents.evaluate import evaluate
     from tianshou.algorithm import DQN
     from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
     from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -36,6 +35,7 @@ def main(argv=None) -> int:
     from tianshou.trainer import OffPolicyTrainerParams
     from tianshou.utils.net.common import Net
 
+    from fzmj.agents.evaluate import evaluate
     from fzmj.integrations.tianshou import TianshouAgent, make_env
 
     torch.set_num_threads(1)

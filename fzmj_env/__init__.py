@@ -51,16 +51,6 @@ __version__ = "0.1.0"
 # The adapters that take agent specs live a layer up, in ``fzmj.integrations``: the env never
 # imports them. Their Gymnasium id is registered here by name (a string imports nothing), so
 # ``import fzmj_env; gym.make("fzmj/SingleSeat-v0")`` works as documented.
-_MOVED = {
-    "SingleSeatEnv": "fzmj.integrations.SingleSeatEnv",
-    "SingleSeatVectorEnv": "fzmj.integrations.SingleSeatVectorEnv",
-}
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        raise AttributeError(f"fzmj_env.{name} moved to {_MOVED[name]} (or gym.make('fzmj/SingleSeat-v0'))")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _register_gymnasium_ids() -> None:

@@ -72,13 +72,13 @@ from pettingzoo.utils import wrappers
 
 from . import encode
 from .actions import NUM_ACTIONS, action_name
+from .checks import MAX_SEED, check_reward_scale
 from .core import state
 from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
 from .core.state import A_PASS
-from .game import MAX_SEED, Game, IllegalActionError, hand_result
+from .game import Game, IllegalActionError, hand_result
 from .rules import DEFAULT_RULES
 from .tiles import kind_glyph, kind_name
-from .validate import check_reward_scale
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 _RESET_OPTIONS = {"wall", "dealer", "streak"}

@@ -7,10 +7,11 @@ import time
 
 import numpy as np
 
+from .checks import check_hands_per_game, check_seed
+from .cli import OneLineParser
 from .game import Game
 from .rules import DEFAULT_RULES, RulesError, available_rules
 from .tiles import kind_name
-from .validate import OneLineParser, check_hands_per_game, check_seed
 
 
 def main(argv: list[str] | None = None) -> int:

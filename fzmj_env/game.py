@@ -11,27 +11,19 @@ from collections.abc import Sequence
 import numpy as np
 
 from .actions import NUM_ACTIONS, action_name
+from .checks import check_hands_per_game, check_streak
 from .core import engine, state
 from .core.hand import get_win_table
+from .resample import check_seat_seed, resample_buffer
 from .rules import DEFAULT_RULES, Rules, load_rules
+from .seeding import split_seed
 from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
-from .validate import check_hands_per_game, check_streak
 
-MAX_SEED = 2**64 - 1
 _KIND_NAMES = [kind_name(k) for k in range(42)]
 
 
 class IllegalActionError(ValueError):
     """An action that is not legal for the acting seat (the message says which and why)."""
-
-
-def split_seed(seed: int) -> tuple[int, int]:
-    """A 64-bit seed as two int32 bit patterns (lo, hi), the engine's storage."""
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= int(seed) <= MAX_SEED:
-        raise ValueError(f"seed must be an integer in 0..2**64-1, got {seed!r}")
-    seed = int(seed)
-    lo, hi = seed & 0xFFFFFFFF, seed >> 32
-    return (lo - (1 << 32) if lo >= 1 << 31 else lo), (hi - (1 << 32) if hi >= 1 << 31 else hi)
 
 
 def parse_wall(wall: Sequence[int] | Sequence[str] | str | np.ndarray) -> np.ndarray:
@@ -223,8 +215,6 @@ class Game:
         reserve) is drawn uniformly among what ``seat`` could not tell apart, from ``seed``
         and what ``seat`` sees only (``fzmj_env/resample.py``, docs/engine.md). The world's
         ``decisions`` and ``hand_starts`` start empty (they would tell hidden things)."""
-        from .resample import check_seat_seed, resample_buffer
-
         seat, seed = check_seat_seed(seat, seed)
         if self.done:
             raise ValueError("the game is over: there is no decision point to resample")

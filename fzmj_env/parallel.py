@@ -43,7 +43,7 @@ from pettingzoo import ParallelEnv
 
 from .actions import A_PASS, NUM_ACTIONS, substitute_action
 from .aec import _NO_RESULT, AGENTS, raw_env
-from .validate import check_action, check_float
+from .checks import check_action, check_float
 
 __all__ = ["parallel_env", "FzmjParallelEnv"]
 

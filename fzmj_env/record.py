@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .checks import MAX_HANDS_PER_GAME, MAX_SEED
 from .game import Game, IllegalActionError
 from .rules import Rules, RulesError, load_rules, rules_digest, rules_from_data
-from .validate import MAX_HANDS_PER_GAME, MAX_SEED
 
 RECORD_FORMAT = "fzmj-record"
 RECORD_VERSION = 2  # v2: + rules_data, rules_digest; v1 records (name only) still replay

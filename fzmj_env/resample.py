@@ -52,7 +52,7 @@ from .core.state import (
     STATE_DTYPE,
     TAIL,
 )
-from .vector import _observe
+from .observe import observe_one
 
 # resample_table() codes
 OK = 0
@@ -346,4 +346,4 @@ def observe_tables(tables, buf, wt, mask, obs, seat_out, oracle, oracle_out, pen
         t = tables[i]
         for s in range(4):
             pending[t, s] = 0.0
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)

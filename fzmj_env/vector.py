@@ -21,45 +21,21 @@ import numpy as np
 from numba import njit, prange
 
 from .actions import NUM_ACTIONS, action_name
+from .checks import MAX_TABLES, check_bool, check_hands_per_game, check_int, check_memory, check_reward_scale
 from .core import engine, state
 from .core.hand import get_win_table
 from .core.intrinsics import borrow, prefetch
-from .encode import NUM_CHANNELS, ORACLE_CHANNELS, encode_v1, oracle_v1
-from .game import split_seed
+from .encode import NUM_CHANNELS, ORACLE_CHANNELS
+from .observe import observe_one
+from .resample import observe_tables, resample_buffer
 from .rules import DEFAULT_RULES, Rules, load_rules
-from .validate import MAX_TABLES, check_bool, check_hands_per_game, check_int, check_memory, check_reward_scale
-
-
-@njit(cache=True)
-def game_seed(base_seed, table, game):
-    """Seed of the ``game``-th game of ``table``: a hash of (base seed, table, game)."""
-    z = engine.mix64(np.uint64(base_seed) + engine.GAMMA * np.uint64(table + 1))
-    return engine.mix64(z ^ (engine.GAMMA * np.uint64(game + 1)))
+from .seeding import game_seed, split_seed
 
 
 @njit(cache=True)
 def _start_game(tb, wt, seed, hands_per_game):
     engine.set_seed(tb, seed)
     engine.reset_table(tb, wt, -1, 0, hands_per_game, False)
-
-
-@njit(cache=True)
-def _observe(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
-    """Mask, observation (and oracle) of the acting seat of one table; hands over its pending reward."""
-    engine.legal_mask(tb, wt, mask[t])
-    s = engine.acting_seat(tb)
-    seat_out[t] = s
-    if s < 0:  # a finished game left as it is (auto_reset=False): nothing to see or do
-        obs[t, :, :] = 0
-        if oracle:
-            oracle_out[t, :, :] = 0
-        pending_out[t] = 0.0
-        return
-    encode_v1(tb, s, obs[t])
-    if oracle:
-        oracle_v1(tb, s, oracle_out[t])
-    pending_out[t] = pending[t, s]
-    pending[t, s] = 0.0
 
 
 @njit(cache=True)
@@ -205,7 +181,7 @@ def _step_range(
             results,
             auto_reset,
         )
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 @njit(cache=True)
@@ -260,7 +236,7 @@ def _step_list(
             results,
             auto_reset,
         )
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 @njit(cache=True)
@@ -368,7 +344,7 @@ def _reset_all(
             games[t] = 1
         else:
             _reset_one(buf, wt, t, base_seed, games, hpg)
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 @njit(cache=True)
@@ -380,7 +356,7 @@ def _reset_list(tables, seeds, buf, wt, games, hpg, mask, obs, seat_out, oracle,
             pending[t, s] = 0.0
         _start_game(buf[t], wt, seeds[i], hpg)
         games[t] += 1
-        _observe(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
 
 
 class VectorEnv:
@@ -552,8 +528,6 @@ class VectorEnv:
         one Numba call for all of them (``fzmj_env/resample.py``, docs/engine.md). The tables
         then play on like any other (``step_tables``; ``auto_reset=False`` keeps a finished
         world as it is). Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
-        from .resample import observe_tables, resample_buffer
-
         tables = self._tables_arg(tables, "load_worlds")
         resample_buffer(src, t, seat, seeds, self.buf, tables, self._wt)
         tables = tables.astype(np.int64)

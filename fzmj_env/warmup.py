@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _numba_cache
-from .validate import OneLineParser
+from .cli import OneLineParser
 
 __all__ = ["TARGETS", "DEFAULT_TARGETS", "warmup", "main"]
 

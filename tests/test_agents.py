@@ -4,10 +4,10 @@ import textwrap
 
 import numpy as np
 import pytest
+
 from fzmj.agents import Agent, AgentSpecError, make_agent
 from fzmj.agents.heuristic import HeuristicAgent
 from fzmj.agents.random_agent import RandomAgent
-
 from fzmj_env import features
 from fzmj_env.core import state
 from fzmj_env.core.hand import get_shanten_table, shanten_counts

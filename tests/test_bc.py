@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from fzmj.agents.policy import ActorCritic
 from fzmj.train.bc import behaviour_clone, collect_demonstrations, holdout_metrics, masked_cross_entropy
 from fzmj.train.ppo_selfplay import main
-
 from fzmj_env.encode import NUM_CHANNELS
 
 ROOT = Path(__file__).resolve().parents[1]

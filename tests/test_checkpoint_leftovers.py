@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from fzmj.train.checkpoint import (
     CheckpointWriteError,
     Saver,
@@ -61,8 +62,8 @@ def test_the_cleanup_pattern_is_the_one_save_checkpoint_writes(tmp_path, monkeyp
 
 
 def test_resume_removes_a_killed_runs_temporaries(tmp_path, monkeypatch):
-    import fzmj.train.build as B
     import fzmj.train.ppo_selfplay as T
+    import fzmj.train.run_setup as B
 
     def no_work(*a, **k):
         raise RuntimeError("stop here: the run folder is ready")
@@ -71,8 +72,8 @@ def test_resume_removes_a_killed_runs_temporaries(tmp_path, monkeypatch):
     run = tmp_path / "runs" / "r"
     with pytest.raises(RuntimeError, match="stop here"):
         T.main(TINY + ["--set", f"runs_dir={tmp_path / 'runs'}", "--set", "run_name=r"])
-    from fzmj.train.build import make_optimizer
     from fzmj.train.config import load_config
+    from fzmj.train.torch_setup import make_optimizer
 
     args = load_config(T.Args, None, ["hidden_sizes=[8]", "pool_prob=0"])
     policy = ActorCritic("mlp", [8])
@@ -125,8 +126,8 @@ def test_a_full_disk_is_named_not_a_torch_message(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("handler", [signal.SIG_IGN, "python"], ids=["shell-ignores-sigint", "python-default"])
 def test_ctrl_c_restores_the_handler_found_before_the_run(tmp_path, monkeypatch, capsys, handler):
-    import fzmj.train.build as B
     import fzmj.train.ppo_selfplay as T
+    import fzmj.train.run_setup as B
 
     real = B.VectorEnv
     calls = {"n": 0}

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from fzmj.train.checkpoint import load_checkpoint, save_checkpoint
 from fzmj.train.model import ActorCritic
-
 from fzmj_env.record import RecordError, load_record, make_record, save_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def test_eval_out_unwritable(fzmj_eval, capsys, tmp_path, monkeypatch):
     ro.mkdir()
     ro.chmod(0o500)
     if os.geteuid() == 0:  # root may write anywhere: pretend the OS said no for this folder
-        import fzmj_env.validate as V
+        import fzmj_env.checks as V
 
         real = V.os.access
         monkeypatch.setattr(V.os, "access", lambda p, mode: False if Path(p) == ro else real(p, mode))
@@ -110,11 +110,12 @@ def test_random_agent_refuses_a_negative_seed():
 
 def test_eval_write_failure_after_the_work_is_one_line(monkeypatch, capsys, tmp_path):
     from fzmj.agents import evaluate
+    from fzmj.agents.evaluate import cli as eval_cli
 
     def full_disk(*a, **k):
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r.json"))
 
-    monkeypatch.setattr(evaluate.json, "dump", full_disk)
+    monkeypatch.setattr(eval_cli.json, "dump", full_disk)
     rc = evaluate.main(["--agents", "random", "--hands", "4", "--no-progress", "--out", str(tmp_path / "r.json")])
     assert rc == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -167,8 +168,8 @@ def test_demo_bad_arguments(capsys, argv):
 @pytest.fixture
 def fzmj_train(monkeypatch):
     """fzmj-train whose env must never be built (every error here comes before the work)."""
-    import fzmj.train.build as B
     import fzmj.train.ppo_selfplay as T
+    import fzmj.train.run_setup as B
 
     def no_work(*a, **k):
         raise AssertionError("the run started before its input was checked")
@@ -256,8 +257,8 @@ def test_train_full_disk_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
 
 def test_train_ctrl_c_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, tmp_path):
     """SIGINT during the rollout: the run saves the last finished update's weights and exits 130."""
-    import fzmj.train.build as B
     import fzmj.train.ppo_selfplay as T
+    import fzmj.train.run_setup as B
 
     real = B.VectorEnv
     calls = {"n": 0}

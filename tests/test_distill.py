@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from fzmj.agents import make_agent
 from fzmj.agents.policy import ActorCritic, load_checkpoint
 from fzmj.train.bc import collect_demonstrations, eval_opponent, search_cost
 from fzmj.train.distill import PolicyActor
-from fzmj.train.distill import main as distill_main
 from fzmj.train.ppo_selfplay import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,8 +92,8 @@ def test_expert_iteration_fits_the_labels_and_saves_loadable_checkpoints(tmp_pat
     obs, mask, _ = VectorEnv(4, seed=5).reset()
     acts = agent.act(obs, mask)
     assert mask[np.arange(4), acts].all()
-    # the same seed, the same run (through the module's own entry point)
-    assert distill_main(_run(tmp_path, "b", "algo=ppo")) == 0
+    # the same seed, the same run
+    assert main(_run(tmp_path, "b", "algo=distill")) == 0
     a, b = load_checkpoint(ckpts / "latest.pt")["model"], load_checkpoint(tmp_path / "b/checkpoints/latest.pt")["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
 

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+
 from fzmj.train import distributed
 from fzmj.train.checkpoint import load_checkpoint, load_policy
 from fzmj.train.ppo_selfplay import main
@@ -322,7 +323,6 @@ def test_two_ranks_log_once_and_count_the_steps_of_both(two_ranks):
 
 def test_two_rank_checkpoint_loads_as_ppo_path(two_ranks):
     from fzmj.agents import make_agent
-
     from fzmj_env.vector import VectorEnv
 
     ckpt = two_ranks["run"] / "checkpoints/latest.pt"

@@ -11,7 +11,7 @@ import pytest
 import fzmj_env
 from fzmj.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
 from fzmj_env.actions import A_PASS, substitute_action
-from fzmj_env.validate import check_action, check_bool
+from fzmj_env.checks import check_action, check_bool
 from fzmj_env.vector import VectorEnv
 
 BAD_ACTIONS = [

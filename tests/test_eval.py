@@ -6,9 +6,9 @@ import textwrap
 
 import numpy as np
 import pytest
-from fzmj.agents.evaluate import evaluate, main, mean_ci95, t_quantile_975, wall_seeds
 
 import fzmj_env.vector as V
+from fzmj.agents.evaluate import evaluate, main, mean_ci95, t_quantile_975, wall_seeds
 from fzmj_env.core.state import DEALER
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from fzmj.agents import AgentSpecError, make_agent
 from fzmj.agents.exec_bot import ExecAgent, exec_identity, parse_exec_spec, public_view, request_message
-
 from fzmj_env.vector import VectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]

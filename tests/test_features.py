@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fzmj.agents.heuristic import HeuristicAgent
 
+from fzmj.agents.heuristic import HeuristicAgent
 from fzmj_env import features
 from fzmj_env.core.hand import (
     get_shanten_table,

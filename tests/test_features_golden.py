@@ -12,9 +12,9 @@ import hashlib
 
 import numpy as np
 import pytest
+
 from fzmj.agents.heuristic import HeuristicAgent
 from fzmj.agents.random_agent import RandomAgent
-
 from fzmj_env.features import feature_planes, with_hand_features
 from fzmj_env.vector import VectorEnv
 

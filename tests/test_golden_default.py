@@ -16,7 +16,7 @@ import numpy as np
 from fzmj_env import Game
 from fzmj_env.core import engine, state
 from fzmj_env.core.hand import get_win_table
-from fzmj_env.core.selfplay import play_random_games
+from fzmj_env.core.random_play import play_random_games
 from fzmj_env.rules import load_rules
 from fzmj_env.vector import VectorEnv, results_of
 

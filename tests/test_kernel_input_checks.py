@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
+import fzmj_env as F
 from fzmj.agents.base import as_batch
 from fzmj.agents.heuristic import HeuristicAgent
 from fzmj.agents.random_agent import RandomAgent
 from fzmj.train.model import ActorCritic, BinaryLinear
-
-import fzmj_env as F
 from fzmj_env.core.hand import is_win_batch
 from fzmj_env.encode import NUM_CHANNELS
 

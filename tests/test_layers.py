@@ -14,7 +14,7 @@ import pytest
 
 # Lowest first; a module may import its own layer and those listed before it.
 LAYERS = [
-    ("fzmj_env.tiles", "fzmj_env.validate"),  # notation and input checks: the floor
+    ("fzmj_env.tiles", "fzmj_env.checks", "fzmj_env.cli"),  # notation, input checks, the CLI toolkit: the floor
     ("fzmj_env.core",),  # the Numba rules engine
     ("fzmj_env",),  # features, encoder, envs, records, rules files
     ("fzmj", "fzmj.agents"),  # the namespace package itself, then agents and evaluation

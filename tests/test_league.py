@@ -10,9 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-import fzmj.agents.league as L
 import numpy as np
 import pytest
+
+import fzmj.agents.league as L
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDS = 128  # per pairing: 16 walls per match in 1v3 (seconds for a whole league)

@@ -398,11 +398,10 @@ def test_records_name_and_carry_their_preset(tmp_path):
 
 # ---- everywhere the default works (must have 2) --------------------------------------
 def test_env_vector_eval_and_train_config_take_every_preset():
+    import fzmj_env
     from fzmj.agents.evaluate import evaluate
     from fzmj.train.config import load_config
     from fzmj.train.ppo_selfplay import Args
-
-    import fzmj_env
     from fzmj_env.vector import VectorEnv, results_of
 
     for rules in available_rules():

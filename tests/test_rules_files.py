@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from fzmj_env import Game
+from fzmj_env.checks import MAX_HANDS_PER_GAME, MAX_STREAK, short_repr
+from fzmj_env.cli import read_yaml_file, read_yaml_text
 from fzmj_env.core import state
 from fzmj_env.rules import (
     _RESERVE,
@@ -24,7 +26,6 @@ from fzmj_env.rules import (
     _schema,
     load_rules,
 )
-from fzmj_env.validate import MAX_HANDS_PER_GAME, MAX_STREAK, read_yaml_file, read_yaml_text, short_repr
 
 ROOT = Path(__file__).resolve().parents[1]
 INT32_MAX = 2**31 - 1
@@ -276,7 +277,6 @@ def _one_error_line(capsys, fn, argv, prog: str) -> str:
 
 def test_fzmj_demo_and_fzmj_eval_refuse_bad_rules_files(tmp_path, capsys):
     from fzmj.agents import evaluate
-
     from fzmj_env import demo
 
     files, big = _bad_files(tmp_path)
@@ -289,8 +289,8 @@ def test_fzmj_demo_and_fzmj_eval_refuse_bad_rules_files(tmp_path, capsys):
 
 
 def test_fzmj_train_refuses_bad_config_files(tmp_path, capsys, monkeypatch):
-    import fzmj.train.build as build
     import fzmj.train.ppo_selfplay as T
+    import fzmj.train.run_setup as build
 
     def no_work(*a, **k):
         raise AssertionError("the run started before its config was checked")

@@ -8,12 +8,12 @@ import random
 
 import numpy as np
 import pytest
-from fzmj.agents import AgentSpecError, make_agent
-from fzmj.agents.evaluate import evaluate
-from fzmj.agents.search import SearchAgent, parse_search_spec, state_from_obs
 from test_encode import claimy_action
 from test_resample import scramble_hidden
 
+from fzmj.agents import AgentSpecError, make_agent
+from fzmj.agents.evaluate import evaluate
+from fzmj.agents.search import SearchAgent, parse_search_spec, state_from_obs
 from fzmj_env import Game, available_rules, encode
 
 
@@ -93,7 +93,7 @@ def test_state_from_obs_inverts_the_observation(rules):
 def test_decision_ignores_hidden_tiles_and_plays_legally():
     """Hidden tiles changed in the real game: same observation, same searched decision."""
     rng = random.Random(4)
-    agent = SearchAgent("heuristic", worlds=8, top=3, z=0.0)
+    agent = SearchAgent(worlds=8, top=3, z=0.0)
     game = Game()
     game.reset(seed=21)
     checked = 0
@@ -141,7 +141,6 @@ def test_belief_filter_scores_the_truth_above_random_worlds():
     """With every seat played by the heuristic, the real table explains the other seats' last
     discards (under the heuristic) at least as well as worlds drawn uniformly, and better overall."""
     from fzmj.agents.search import explained_discards
-
     from fzmj_env import VectorEnv
 
     h = make_agent("heuristic")

@@ -9,10 +9,10 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from fzmj.agents import make_agent
 from gymnasium.utils.env_checker import check_env
 
 import fzmj_env
+from fzmj.agents import make_agent
 from fzmj.integrations.gymnasium import SingleSeatEnv, SingleSeatVectorEnv
 from fzmj_env.actions import A_PASS
 from fzmj_env.encode import NUM_CHANNELS

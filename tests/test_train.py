@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from fzmj.train.checkpoint import load_checkpoint, load_policy
 from fzmj.train.config import ConfigError, load_config
 from fzmj.train.model import ActorCritic, BinaryLinear
 from fzmj.train.ppo_selfplay import Args, main
 from fzmj.train.selfplay_buffer import SelfPlayBuffer
-
 from fzmj_env.encode import NUM_CHANNELS as X_NUM_CHANNELS
 from fzmj_env.vector import VectorEnv
 

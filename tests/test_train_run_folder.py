@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from fzmj.train.checkpoint import load_checkpoint, load_policy, save_checkpoint
 from fzmj.train.config import ConfigError, load_config
 from fzmj.train.model import ActorCritic
@@ -83,7 +84,7 @@ def test_an_empty_or_new_folder_is_fine(tmp_path):
 
 def test_fzmj_train_twice_with_the_same_name_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
     """The issue's example: running the README quickstart twice mixed both runs' files."""
-    import fzmj.train.build as B
+    import fzmj.train.run_setup as B
 
     _fake_run(tmp_path / "quickstart")
 

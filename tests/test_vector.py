@@ -5,7 +5,8 @@ import pytest
 
 from fzmj_env import Game
 from fzmj_env.encode import NUM_CHANNELS, encode_table
-from fzmj_env.vector import VectorEnv, game_seed, results_of
+from fzmj_env.seeding import game_seed
+from fzmj_env.vector import VectorEnv, results_of
 
 
 def random_actions(rng, mask):

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fzmj.agents import make_agent
-from fzmj.agents.evaluate import evaluate
 from rules_helpers import A_HU, A_PASS, K, discard, kong, new_game, pass_all, resolve, tsumogiri
 
 import fzmj_env as F
+from fzmj.agents import make_agent
+from fzmj.agents.evaluate import evaluate
 from fzmj.web import play as P
 from fzmj.web import replay as R
 from fzmj.web.frames import end_frame, record_frames

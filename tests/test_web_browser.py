@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fzmj.agents import make_agent
 
 import fzmj_env as F
+from fzmj.agents import make_agent
 from fzmj.web import play as P
 from fzmj.web.frames import record_frames
 from fzmj.web.play import play_agents

@@ -70,10 +70,9 @@ from gymnasium.vector.utils import batch_space
 from fzmj.agents import Agent, make_agent, reset_agent
 from fzmj.agents.heuristic import HeuristicAgent, heuristic_kernel
 from fzmj_env.actions import A_PASS, NUM_ACTIONS, substitute_action
+from fzmj_env.checks import MAX_SEED, MAX_TABLES, check_action, check_float, check_int, check_seed
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
-from fzmj_env.game import MAX_SEED
 from fzmj_env.rules import DEFAULT_RULES
-from fzmj_env.validate import MAX_TABLES, check_action, check_float, check_int, check_seed
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 __all__ = ["SingleSeatEnv", "SingleSeatVectorEnv", "ENV_ID"]

@@ -27,12 +27,13 @@ import numpy as np
 
 from fzmj.agents import SPEC_HELP, AgentSpecError, make_agent, reset_agent
 from fzmj_env.actions import action_name
+from fzmj_env.checks import MAX_HANDS_PER_GAME
+from fzmj_env.cli import OneLineParser
 from fzmj_env.core import engine, state
 from fzmj_env.encode import NUM_CHANNELS, encode_table
 from fzmj_env.game import Game, IllegalActionError
 from fzmj_env.record import make_record, replay
 from fzmj_env.rules import DEFAULT_RULES, load_rules
-from fzmj_env.validate import MAX_HANDS_PER_GAME, OneLineParser
 
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .outpath import check_out_path, write_atomic

@@ -18,9 +18,9 @@ from importlib import resources
 from pathlib import Path
 
 from fzmj_env.actions import NUM_ACTIONS, action_name
+from fzmj_env.cli import OneLineParser
 from fzmj_env.record import RecordError, load_record
 from fzmj_env.tiles import GLYPHS, NUM_KINDS, kind_name
-from fzmj_env.validate import OneLineParser
 
 from .frames import record_frames
 from .outpath import check_out_path, write_atomic

@@ -36,8 +36,8 @@ from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
 
+from fzmj_env.checks import bad_hand_row, check_win_batch
 from fzmj_env.tiles import kind_index, kind_name
-from fzmj_env.validate import bad_hand_row, check_win_batch
 
 from .jit import njit
 

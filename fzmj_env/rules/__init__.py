@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..checks import short_repr
+from ..cli import read_yaml_file
 from ..core import state
-from ..validate import read_yaml_file, short_repr
 
 DEFAULT_RULES = "fuzhou-lianzhong"
 PRESET_DIR = Path(__file__).parent

@@ -1,0 +1,87 @@
+"""The agent interface shared by the baselines, the evaluator and the trainer.
+
+An agent maps a batch of observations (encoder v2) and legal masks to one action per row::
+
+    actions = agent.act(obs, mask)   # obs (N, 99, 27) int8, mask (N, 62) int8 -> (N,) int64
+
+A single observation is a batch of one: ``act(obs[None], mask[None])`` (a 2-D ``obs`` with a
+1-D ``mask`` is accepted too and also gives an array of shape ``(1,)``). An agent sees only
+the observation (R12): never the state. Legality comes from the mask; an agent must return a
+legal action for every row.
+
+``reset(seed=None)`` is called by the evaluator at the start of every batch of games with a
+seed derived from the evaluation seed, so a stochastic agent is reproducible. ``name`` labels
+the agent in tables and JSON.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.checks import check_masks, check_planes
+from fzmj_env.encode import NUM_CHANNELS
+
+
+class AgentSpecError(ValueError):
+    """A bad agent spec: unknown kind, missing checkpoint, unloadable class (one clear message)."""
+
+
+class Agent:
+    """Base class of every agent. Subclasses implement :meth:`act`; :meth:`reset` is optional."""
+
+    name: str = "agent"
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget any per-game state; a stochastic agent reseeds (``seed=None``: its own seed)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def as_batch(obs, mask, check_values: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(obs (N, 97, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1.
+
+    The boundary of every agent's ``act``: ``ValueError`` naming what is wrong for
+    another shape (e.g. the observation with the oracle planes), a float dtype, values other
+    than 0/1, or a mask row with no legal action. Vectorised checks, once per batch.
+    ``check_values=False`` skips the scan of the observation's values (not its shape or dtype)
+    for an agent whose answer does not depend on them (``random``).
+    """
+    obs = np.asarray(obs)
+    mask = np.asarray(mask)
+    if obs.ndim == 2:
+        obs = obs[None]
+    if mask.ndim == 1:
+        mask = mask[None]
+    if obs.ndim != 3 or mask.ndim != 2 or obs.shape[0] != mask.shape[0]:
+        raise ValueError(
+            f"expected obs (N, {NUM_CHANNELS}, 27) and mask (N, {NUM_ACTIONS}), got {obs.shape} and {mask.shape}"
+        )
+    check_planes("obs", obs, NUM_CHANNELS, check_values=check_values)
+    check_masks("mask", mask, obs.shape[0], NUM_ACTIONS)
+    return np.ascontiguousarray(obs, dtype=np.int8), np.ascontiguousarray(mask, dtype=np.int8)
+
+
+def call_reset(reset, seed):
+    """``reset(seed=seed)``, or ``reset()`` for a reset that takes no seed."""
+    try:
+        params = inspect.signature(reset).parameters.values()
+    except (TypeError, ValueError):
+        params = ()
+    if any(p.name == "seed" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        reset(seed=seed)
+    else:
+        reset()
+
+
+def reset_agent(agent, seed: int | None = None) -> None:
+    """Call ``agent.reset`` with ``seed`` if it takes one (user agents may define ``reset()``)."""
+    reset = getattr(agent, "reset", None)
+    if reset is not None:
+        call_reset(reset, seed)

@@ -1,0 +1,79 @@
+"""Checks of a policy checkpoint's content before anything is built from it.
+
+A checkpoint names its network (``policy_spec``) and carries its weights (``model``). Both come
+from a file, so neither is trusted: the spec is built on PyTorch's ``meta`` device (shapes only,
+no memory, so a spec of ``hidden_sizes: [100000, 100000]`` costs nothing), its parameter shapes
+are compared with the stored weights', and every floating-point weight must be finite. Only
+then does the loader allocate the real network.
+
+Used by the checkpoint loader (``train/checkpoint.py``); it lives in ``agents/`` so that a policy
+loader there can call it too (agents never import ``train/``): the network builder is passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from fzmj_env.checks import check_int
+
+
+def _first(items, n: int = 3) -> str:
+    items = list(items)
+    more = f" (+{len(items) - n} more)" if len(items) > n else ""
+    return ", ".join(items[:n]) + more
+
+
+def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str) -> None:
+    """Raise ``ValueError`` (one line, starting with ``where``) unless ``data["policy_spec"]``
+    builds a network whose parameter names and shapes are exactly those of ``data["model"]``
+    and every floating-point tensor of ``data["model"]`` is finite (no NaN, no inf)."""
+    spec, model = data.get("policy_spec"), data.get("model")
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: the checkpoint has no policy_spec (a dict of network settings)")
+    if not isinstance(model, dict) or not all(isinstance(v, torch.Tensor) for v in model.values()):
+        raise ValueError(f"{where}: the checkpoint's model is not a state dict of tensors")
+    try:
+        with torch.device("meta"):
+            net = build(spec)
+    except Exception as e:  # noqa: BLE001 - any failure to build is a bad spec to the user
+        raise ValueError(
+            f"{where}: policy_spec {spec!r} does not describe a network ({type(e).__name__}: {e})"
+        ) from None
+    want = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in model.items()}
+    missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
+    if missing or extra:
+        what = ([f"missing {_first(missing)}"] if missing else []) + ([f"unexpected {_first(extra)}"] if extra else [])
+        raise ValueError(f"{where}: the weights do not match policy_spec {spec!r}: {'; '.join(what)}")
+    wrong = [f"{k} {got[k]} (spec: {want[k]})" for k in want if got[k] != want[k]]
+    if wrong:
+        raise ValueError(f"{where}: the weights do not match policy_spec {spec!r}: {_first(wrong)}")
+    _check_finite(model, where, "")
+    # a trainer checkpoint also carries counters and the opponent pool's snapshots (same network)
+    for key in ("update", "global_step"):
+        try:
+            if key in data:
+                check_int(key, data[key], 0)
+        except ValueError:
+            raise ValueError(f"{where}: {key} must be a non-negative integer, got {data[key]!r}") from None
+    pool = data.get("pool")
+    if pool is not None:
+        if not isinstance(pool, list):
+            raise ValueError(f"{where}: pool must be a list of state dicts")
+        for i, sd in enumerate(pool):
+            if not isinstance(sd, dict) or {k: tuple(getattr(v, "shape", ())) for k, v in sd.items()} != want:
+                raise ValueError(f"{where}: pool snapshot {i} does not match policy_spec {spec!r}")
+            _check_finite(sd, where, f"pool snapshot {i}: ")
+
+
+def _check_finite(state: dict, where: str, what: str) -> None:
+    bad = [
+        k
+        for k, v in state.items()
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(torch.isfinite(v).all())
+    ]
+    if bad:
+        raise ValueError(f"{where}: {what}non-finite weights (NaN or inf) in {_first(bad)}: refused")

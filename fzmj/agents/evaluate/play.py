@@ -1,0 +1,262 @@
+"""Playing a duplicate evaluation: walls and agent seeds, batches of tables stepped together, and
+the worker processes that play batches in parallel (same results for any number of workers)."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fzmj_env.core.engine import GAMMA, mix64
+
+from .. import Agent, make_agent, reset_agent
+
+_MAX_STEPS = 5000  # a hand takes < 300 decisions; more means an agent or engine bug
+
+
+class EvalConfigError(ValueError):
+    """A bad evaluation setting (number of agents, hands, workers, seed, batch, rules)."""
+
+
+def _mix64(z: int) -> int:
+    """The engine's SplitMix64 finalizer ``mix64`` on the low 64 bits of ``z``."""
+    return int(mix64(np.uint64(z & (2**64 - 1))))
+
+
+def wall_seeds(seed: int, walls: int, start: int = 0) -> np.ndarray:
+    """Seeds (uint64) of walls ``start .. start + walls - 1``: ``game_seed(seed, w, 0)``."""
+    from fzmj_env.seeding import game_seed
+
+    return np.array([int(game_seed(np.uint64(seed), w, 0)) for w in range(start, start + walls)], dtype=np.uint64)
+
+
+def agent_seed(seed: int, batch: int, agent: int, own_seed=0) -> int:
+    """Seed of distinct agent ``agent`` in batch ``batch``: a function of the evaluation seed, and
+    of the agent's own seed (``random:SEED``) when it has one other than 0, so that ``random:1``
+    and ``random:2`` play different games while ``random`` (= ``random:0``) keeps its streams."""
+    g = int(GAMMA)
+    z = _mix64(_mix64(seed + g * (batch + 1)) ^ (g * (agent + 1) + 0x632BE59BD9B4E019))
+    if isinstance(own_seed, (int, np.integer)) and not isinstance(own_seed, bool) and own_seed:
+        z = _mix64(z ^ _mix64(int(own_seed) % 2**64))
+    return z >> 1
+
+
+@dataclass
+class Setup:
+    """What a worker needs to play batches (inherited by forked workers, pickled for spawned ones)."""
+
+    slot_agent: np.ndarray  # (4,) distinct agent index of each slot
+    agents: list  # distinct agents (objects) or their specs (built lazily in a worker)
+    rules: object  # fzmj_env.rules.Rules
+    seed: int
+    batch: int
+    walls: int
+    log: bool = False  # keep every table's decisions (for --save-records)
+
+
+_WORKER_SETUP: Setup | None = None
+
+
+def _worker_init(setup: Setup) -> None:
+    global _WORKER_SETUP
+    agents = [a if isinstance(a, Agent) else make_agent(a) for a in setup.agents]
+    torch = sys.modules.get("torch")  # one thread per worker process (only if an agent uses torch)
+    if torch is not None:
+        torch.set_num_threads(1)
+    _WORKER_SETUP = Setup(setup.slot_agent, agents, setup.rules, setup.seed, setup.batch, setup.walls, setup.log)
+
+
+def _worker_play(b: int):
+    return (*play_batch(_WORKER_SETUP, b), pop_faults(_WORKER_SETUP.agents))
+
+
+def pop_faults(agents) -> list:
+    """Each agent's fault counts since the last call (agents that report them: ``exec:``), else None."""
+    return [a.pop_faults() if callable(getattr(a, "pop_faults", None)) else None for a in agents]
+
+
+def add_faults(total: list, part: list) -> None:
+    for i, f in enumerate(part):
+        if f is not None:
+            total[i] = {k: (total[i] or {}).get(k, 0) + v for k, v in f.items()}
+
+
+def play_batch(setup: Setup, b: int, progress=None):
+    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32, decisions, log).
+
+    ``log`` (only with ``setup.log``): (acting seats, actions), both (steps, jobs) int8, seat -1
+    where the job's game was over; otherwise None.
+    """
+    from fzmj_env.vector import RESULT_WIDTH, VectorEnv
+
+    wpb = setup.batch // 4
+    w0 = b * wpb
+    nw = min(wpb, setup.walls - w0)
+    n = 4 * nw
+    seeds = np.repeat(wall_seeds(setup.seed, nw, w0), 4)  # job j = 4 * wall + rotation
+    rot = np.tile(np.arange(4), nw)
+    for i, agent in enumerate(setup.agents):
+        reset_agent(agent, agent_seed(setup.seed, b, i, getattr(agent, "seed", 0)))
+    env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False)
+    obs, mask, seat = env.reset(seeds=seeds)
+    results = np.zeros((n, RESULT_WIDTH), dtype=np.int32)
+    active = np.ones(n, dtype=bool)
+    actions = np.zeros(n, dtype=np.int64)
+    slot_agent = setup.slot_agent
+    decisions = 0
+    steps = 0
+    log_seats: list = []
+    log_actions: list = []
+    while True:
+        owner = np.where(active, slot_agent[(seat - rot) % 4], -1)
+        actions[~active] = 0  # finished tables (auto_reset=False) ignore their action
+        for i, agent in enumerate(setup.agents):
+            sel = np.flatnonzero(owner == i)
+            if sel.size == 0:
+                continue
+            if sel.size == n:  # the whole batch (one agent, no idle table): no copy
+                a = agent.act(obs, mask)
+            else:
+                a = agent.act(obs[sel], mask[sel])
+            a = np.asarray(a).reshape(-1)
+            if a.shape != (sel.size,):
+                raise RuntimeError(f"agent {label(agent)} returned {a.shape[0]} actions for {sel.size} observations")
+            a = a.astype(np.int64, copy=False)
+            ok = (a >= 0) & (a < mask.shape[1])
+            ok[ok] = mask[sel[ok], a[ok]] == 1
+            if not ok.all():
+                t = int(sel[np.flatnonzero(~ok)[0]])
+                bad = int(a[np.flatnonzero(~ok)[0]])
+                raise RuntimeError(
+                    f"agent {label(agent)} chose illegal action {bad} (legal: {np.flatnonzero(mask[t]).tolist()})"
+                )
+            actions[sel] = a
+            decisions += sel.size
+        if setup.log:
+            log_seats.append(np.where(active, seat, -1).astype(np.int8))
+            log_actions.append(actions.astype(np.int8))
+        obs, mask, seat, _, done, info = env.step(actions)
+        fin = active & info["hand_over"]
+        if fin.any():
+            results[fin] = info["results"][fin]
+        active &= ~done
+        steps += 1
+        if not active.any():
+            break
+        if progress is not None:
+            progress(n - int(active.sum()))
+        if steps > _MAX_STEPS:
+            raise RuntimeError(f"batch {b}: games still running after {_MAX_STEPS} decisions")
+    if progress is not None:
+        progress(n)
+    log = (np.stack(log_seats), np.stack(log_actions)) if setup.log else None
+    return results, decisions, log
+
+
+def _keep(keeper, setup: Setup, b: int, results: np.ndarray, log) -> None:
+    """Offer batch ``b``'s hands to the record keeper (``--save-records``)."""
+    if keeper is None:
+        return
+    wpb = setup.batch // 4
+    nw = min(wpb, setup.walls - b * wpb)
+    keeper.add_batch(b * wpb, np.repeat(wall_seeds(setup.seed, nw, b * wpb), 4), results, log)
+
+
+def label(agent) -> str:
+    return str(getattr(agent, "name", type(agent).__name__))
+
+
+def _fill_slots(agents) -> list:
+    """The 4 slots: 1-4 agents, the last one repeated (``[A, B]`` = A B B B: one against three)."""
+    if isinstance(agents, (str, Agent)) or not hasattr(agents, "__len__"):
+        raise EvalConfigError("agents must be a list of 1 to 4 agents or specs")
+    agents = list(agents)
+    if not 1 <= len(agents) <= 4:
+        raise EvalConfigError(f"need 1 to 4 agents (4 seats; the last one fills the rest), got {len(agents)}")
+    return agents + [agents[-1]] * (4 - len(agents))
+
+
+def distinct_agents(agents) -> tuple[np.ndarray, list, list[str], list]:
+    """Slot -> distinct agent index, the distinct agents (objects), their names, their specs."""
+    agents = _fill_slots(agents)
+    keys: list = []
+    objs: list = []
+    specs: list = []
+    slot_agent = np.zeros(4, dtype=np.int64)
+    for i, a in enumerate(agents):
+        key = a.strip() if isinstance(a, str) else id(a)
+        if key not in keys:
+            keys.append(key)
+            objs.append(make_agent(a))  # raises AgentSpecError on a bad spec
+            specs.append(a.strip() if isinstance(a, str) else a)
+        slot_agent[i] = keys.index(key)
+    names: list[str] = []
+    for k, o in zip(keys, objs, strict=True):
+        base = k if isinstance(k, str) else label(o)
+        name = base
+        n = 2
+        while name in names:
+            name = f"{base}#{n}"
+            n += 1
+        names.append(name)
+    return slot_agent, objs, names, specs
+
+
+def with_ref(setup: Setup, specs: list, paired) -> tuple[Setup, list, str]:
+    """The paired run's setup: REF in slot 0, every other slot's agent at its index (so with its
+    reset seeds); REF reuses an index when it is one of the agents already. Also REF's specs list and name."""
+    key = paired.strip() if isinstance(paired, str) else id(paired)
+    keys = [sp if isinstance(sp, str) else id(sp) for sp in specs]
+    agents, specs = list(setup.agents), list(specs)
+    if key in keys:
+        idx = keys.index(key)
+    else:
+        idx = len(agents)
+        agents.append(make_agent(paired))  # raises AgentSpecError on a bad spec, before any play
+        specs.append(paired.strip() if isinstance(paired, str) else paired)
+    slot_agent = setup.slot_agent.copy()
+    slot_agent[0] = idx
+    name = paired.strip() if isinstance(paired, str) else label(paired)
+    return replace(setup, slot_agent=slot_agent, agents=agents, log=False), specs, name
+
+
+def default_start_method() -> str:
+    """Fork (cheap) unless torch is loaded here: a forked child of a process that ran torch ops may
+    hang in its thread pool."""
+    return "fork" if "fork" in mp.get_all_start_methods() and "torch" not in sys.modules else "spawn"
+
+
+def play_all(
+    setup: Setup, specs: list, workers: int, start_method, keeper, bar, faults: list
+) -> tuple[np.ndarray, int]:
+    """Every batch of ``setup``, in this process or in ``workers`` processes (same results): the
+    job results in wall order and the number of decisions taken; exec bots' faults are added
+    to ``faults`` (one slot per distinct agent)."""
+    n_batches = -(-setup.walls // (setup.batch // 4))
+    parts: list = []
+    decisions = 0
+    if workers == 1:
+        for b in range(n_batches):
+            done_before = bar.n
+
+            def tick(k, base=done_before):
+                bar.update(base + k - bar.n)
+
+            res, dec, log = play_batch(setup, b, tick)
+            add_faults(faults, pop_faults(setup.agents))
+            parts.append(res)
+            decisions += dec
+            _keep(keeper, setup, b, res, log)
+        return np.concatenate(parts), decisions
+    remote = replace(setup, agents=list(specs))  # specs are rebuilt in each worker; objects are inherited
+    ctx = mp.get_context(start_method or default_start_method())
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(remote,)) as pool:
+        for b, (res, dec, log, f) in enumerate(pool.imap(_worker_play, range(n_batches))):
+            add_faults(faults, f)
+            parts.append(res)
+            decisions += dec
+            _keep(keeper, setup, b, res, log)
+            bar.update(len(res))
+    return np.concatenate(parts), decisions

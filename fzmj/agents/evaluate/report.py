@@ -1,0 +1,95 @@
+"""The reports of an evaluation: the Markdown tables ``fzmj-eval`` prints and the score plot."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fzmj_env.core.state import SPECIAL_NAMES
+
+from ..markdown import interval as _ci
+from ..markdown import md_table, pct
+from ..markdown import num as _f
+
+
+def markdown(res: dict) -> str:
+    """The results as Markdown tables."""
+    lines = [
+        f"**fzmj-eval** — {res['hands']} hands ({res['walls']} walls × 4 seat rotations, duplicate), "
+        f"seed {res['seed']}, rules `{res['rules']}`; drawn hands {100 * res['draw_rate']:.1f}%",
+        "",
+    ]
+    rates = ("win_rate", "self_draw_rate", "deal_in_rate")
+    head = ["mean score / hand", "95% CI", "win %", "self-draw %", "deal-in %"]
+    rows = [
+        [name, ",".join(map(str, a["slots"])), _f(a["mean_score"]), _ci(a["ci95"]), *(pct(a[r]) for r in rates),
+         _f(a["mean_win_value"], "{:.1f}")]
+        for name, a in res["agents"].items()
+    ]  # fmt: skip
+    lines += md_table(["agent", "slots", *head, "mean win value"], "llrlrrrr", rows)
+    if len(res["agents"]) < 4:  # an agent holds several slots: show each slot too
+        rows = [
+            [str(p["slot"]), p["agent"], _f(p["mean_score"]), _ci(p["ci95"]), *(pct(p[r]) for r in rates)]
+            for p in res["per_slot"]
+        ]
+        lines += ["", *md_table(["slot", "agent", *head], "rlrlrrr", rows)]
+    rows = [[name, *(str(a["specials"][s]) for s in SPECIAL_NAMES)] for name, a in res["agents"].items()]
+    lines += ["", *md_table(["agent", *SPECIAL_NAMES], "l" + "r" * len(SPECIAL_NAMES), rows)]
+    if res.get("pairwise"):
+        head = ["pair (a vs b)", "mean score diff / hand (a − b)", "95% CI", "a out-scores b"]
+        rows = [
+            [f"{p['a']} vs {p['b']}", _f(p["mean_diff"]), _ci(p["ci95"]), f"{100 * p['a_outscores_b']:.1f}%"]
+            for p in res["pairwise"]
+        ]
+        lines += ["", *md_table(head, "lrlr", rows)]
+    if res.get("ratings"):
+        rated = [(name, res["ratings"]["agents"].get(name)) for name in res["agents"]]
+        rows = [
+            [n, f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"] for n, r in rated if isinstance(r, dict)
+        ]
+        lines += ["", *md_table(["agent", "OpenSkill μ", "σ", "ordinal (μ − 3σ)"], "lrrr", rows)]
+    if res.get("paired"):
+        p = res["paired"]
+        head = [
+            f"paired: slot {p['slot']} vs REF in its seat",
+            "mean score diff / hand (agent − REF)",
+            "95% CI",
+            "hands",
+        ]
+        lines += [
+            "",
+            *md_table(head, "lrlr", [[f"{p['agent']} vs {p['ref']}", _f(p["mean"]), _ci(p["ci95"]), str(p["hands"])]]),
+        ]
+    for name, f in (res.get("bot_faults") or {}).items():
+        if any(f.values()):
+            lines += ["", f"**{name}** faults: " + ", ".join(f"{k} {v}" for k, v in f.items()) + " (docs/protocol.md)"]
+    t = res.get("timing", {})
+    if t.get("hands_per_s"):
+        lines += ["", f"_{t['elapsed_s']:.1f} s, {t['hands_per_s']:.0f} hands/s, {t['workers']} worker(s)_"]
+    return "\n".join(lines)
+
+
+def plot(res: dict, raw: dict, path: str) -> None:
+    """Score distribution and cumulative score per agent into ``path`` (PNG)."""
+    from matplotlib.figure import Figure  # no pyplot: no global backend state is touched
+
+    fig = Figure(figsize=(12, 4.5))
+    ax1, ax2 = fig.subplots(1, 2)
+    pts = raw["slot_points"]
+    lo, hi = np.percentile(pts, [0.5, 99.5])
+    bins = np.linspace(lo, hi if hi > lo else lo + 1, 61)
+    for name, info in res["agents"].items():
+        x = pts[:, :, info["slots"]].reshape(-1)
+        ax1.hist(np.clip(x, bins[0], bins[-1]), bins=bins, alpha=0.5, label=name, density=True)
+        ax2.plot(np.arange(1, len(raw["per_hand"][name]) + 1), np.cumsum(raw["per_hand"][name]), label=name)
+    ax1.set_title("score per hand (0.5–99.5 percentile range)")
+    ax1.set_xlabel("points")
+    ax1.set_yscale("log")
+    ax1.legend()
+    ax2.set_title("cumulative score (hands in wall order)")
+    ax2.set_xlabel("hand")
+    ax2.set_ylabel("points")
+    ax2.axhline(0, color="grey", lw=0.5)
+    ax2.legend()
+    fig.suptitle(f"fzmj-eval: {res['hands']} hands, seed {res['seed']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)

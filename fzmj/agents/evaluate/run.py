@@ -1,0 +1,143 @@
+"""``evaluate()``: the library entry point of a duplicate evaluation (the format and the statistics
+are described in ``fzmj/agents/evaluate/__init__.py``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from fzmj_env.checks import MAX_TABLES, check_int, check_memory, check_seed
+from fzmj_env.rules import DEFAULT_RULES
+
+from .play import EvalConfigError, Setup, distinct_agents, play_all, with_ref
+from .stats import aggregate, paired_stats
+
+DEFAULT_BATCH = 512  # tables stepped together = 128 walls x 4 rotations
+
+
+RESULT_VERSION = 1
+
+
+def _check_settings(hands, workers, seed, batch, max_records) -> tuple[int, int, int, int]:
+    """The integer settings through the one validator (a bad one is an :class:`EvalConfigError`)."""
+    try:
+        out = (check_int("hands", hands, 1), check_int("workers", workers, 1), check_seed(seed))
+        batch = check_int("batch", batch, 4, MAX_TABLES)
+        if batch % 4:
+            raise ValueError(f"batch must be a positive multiple of 4, got {batch}")
+        if max_records is not None:
+            check_int("max_records", max_records, 1)
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
+    return (*out, batch)
+
+
+def _load_rules(rules):
+    from fzmj_env.rules import load_rules
+
+    try:
+        return load_rules(rules)  # parsed once, shared by every batch's env
+    except Exception as e:  # noqa: BLE001
+        raise EvalConfigError(f"unknown rules {rules!r}: {e}") from e
+
+
+def _result(setup: Setup, names: list[str], hands: int, results: np.ndarray, timing: dict, total: int):
+    """The results dict (``results.json``) and the raw arrays of the plots."""
+    stats, raw = aggregate(results, setup.walls, setup.slot_agent, names)
+    elapsed = timing["elapsed_s"]
+    out = {
+        "version": RESULT_VERSION,
+        "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
+        "seed": setup.seed,
+        "hands": 4 * setup.walls,
+        "hands_requested": hands,
+        "walls": setup.walls,
+        "rules": setup.rules.name,
+        "batch": setup.batch,
+        "slots": [names[setup.slot_agent[i]] for i in range(4)],
+        **stats,
+        "timing": {
+            "elapsed_s": elapsed,
+            "hands_per_s": total / elapsed if elapsed > 0 else None,
+            "decisions": timing["decisions"],
+            "workers": timing["workers"],
+        },
+    }
+    return out, raw
+
+
+def evaluate(
+    agents: list,
+    hands: int,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    *,
+    rules: str = DEFAULT_RULES,
+    batch: int = DEFAULT_BATCH,
+    start_method: str | None = None,
+    save_records: str | None = None,
+    max_records: int | None = None,
+    paired=None,
+    _raw: bool = False,
+) -> dict:
+    """Play ``hands`` hands in the duplicate format and return the statistics (``results.json``).
+
+    ``agents``: 4 agents or spec strings, one per slot (equal specs are one agent, pooled);
+    with fewer, the last one fills the remaining slots (``[A, B]`` = A against three B).
+    ``hands`` is rounded up to a multiple of 4. ``workers`` > 1 plays batches in that many
+    processes (same results). ``batch``: tables per batch (a multiple of 4). ``start_method``
+    of the worker processes: default "fork" (cheap), or "spawn" once torch is imported here
+    (a forked child of a process that ran torch ops may hang in its thread pool); then the
+    agents passed as objects must be picklable.
+
+    ``save_records``: a directory to write game records into (created if missing): the worst
+    and best hands of each agent, at most ``max_records`` (default 2 per agent; more keep the
+    2nd, 3rd ... worst and best too). Their paths are listed under ``"records"``.
+
+    ``paired``: an agent or spec REF; every hand is played again with REF in slot 0 and the
+    result gains ``"paired"`` (see the module docstring).
+    """
+    hands, workers, seed, batch = _check_settings(hands, workers, seed, batch, max_records)
+    rules_obj = _load_rules(rules)
+    slot_agent, objs, names, specs = distinct_agents(agents)
+    walls = -(-hands // 4)
+    try:  # what this machine cannot hold is refused now, not after hours of play
+        check_memory(f"hands={hands}", 4 * walls * 14 * 4)  # every hand's result row is kept for the statistics
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
+    keeper = None
+    if save_records is not None:
+        from .records import RecordKeeper
+
+        keeper = RecordKeeper(names, slot_agent, rules_obj, seed, max_records)
+    setup = Setup(slot_agent, objs, rules_obj, seed, batch, walls, keeper is not None)
+    ref = None if paired is None else with_ref(setup, specs, paired)
+    workers = min(workers, -(-walls // (batch // 4)))
+    t0 = time.perf_counter()
+    from tqdm.auto import tqdm
+
+    total = 4 * walls * (1 if ref is None else 2)
+    bar = tqdm(total=total, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
+    faults: list = [None] * len(objs)  # per distinct agent: exec bots' fault counts
+    try:
+        results, decisions = play_all(setup, specs, workers, start_method, keeper, bar, faults)
+        if ref is not None:
+            ref_faults: list = [None] * len(ref[0].agents)
+            ref_results, ref_decisions = play_all(ref[0], ref[1], workers, start_method, None, bar, ref_faults)
+            decisions += ref_decisions
+    finally:
+        bar.close()
+    timing = {"elapsed_s": time.perf_counter() - t0, "decisions": int(decisions), "workers": workers}
+    out, raw = _result(setup, names, hands, results, timing, total)
+    if ref is not None:
+        out["paired"] = paired_stats(results, ref_results, walls, names[slot_agent[0]], ref[2])
+    if any(f is not None for f in faults):  # only with exec: agents (docs/protocol.md, Faults)
+        out["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
+    if keeper is not None:
+        out["records"] = [str(p) for p in keeper.write(save_records)]
+    if _raw:
+        return out, raw
+    return out

@@ -1,0 +1,572 @@
+"""``exec:COMMAND``: a bot in any language, run as a subprocess speaking JSON lines (docs/protocol.md).
+
+    exec:python3 examples/bots/random_bot.py
+    exec:timeout=0.5:batch=64:fallback=heuristic:perl examples/bots/random_bot.pl
+
+Options (``NAME=VALUE:`` groups before the command, any order):
+
+| option | meaning | default |
+| --- | --- | --- |
+| ``timeout=S`` | seconds the bot has to answer one request (one decision of up to ``batch`` tables) | 5 |
+| ``start=S`` | seconds the bot has to answer the hello after it is started | 20 |
+| ``batch=N`` | at most N tables per request (0: every table of the ``act`` call in one request) | 0 |
+| ``fallback=A`` | ``random`` or ``heuristic``: who plays the bot's seat where the bot fails | random |
+| ``restarts=N`` | restarts after a crash, a timeout or garbage before the seat is left to the fallback | 3 |
+
+COMMAND is split like a POSIX shell line (``shlex``) and run without a shell, in its own
+process group, stdin/stdout piped (the protocol), stderr passed through. The bot sees only
+its seat's observation (the planes and/or the public view decoded from them) and the legal
+actions: never the state.
+
+Faults (one line on stderr each, counted in :meth:`ExecAgent.pop_faults`, play never stops):
+
+* ``crash`` (the bot exited or closed stdout), ``timeout`` (no answer in time), ``garbage``
+  (a line that is not the expected JSON answer): the process group is killed and reaped, the
+  fallback plays the request's tables, the bot is restarted at the next request (at most
+  ``restarts`` times; after that the fallback plays the seat for the rest of the run).
+* ``illegal`` (a well-formed answer with an action its mask does not allow): the fallback
+  plays that table's decision; the bot keeps running.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
+
+from .base import Agent, AgentSpecError, as_batch
+from .heuristic import HeuristicAgent
+from .random_agent import RandomAgent
+
+# the agents that may play a faulting bot's turns (``fallback=``)
+FALLBACKS = {"random": RandomAgent, "heuristic": HeuristicAgent}
+
+__all__ = [
+    "ExecAgent",
+    "ExecSpec",
+    "parse_exec_spec",
+    "normalize_exec_spec",
+    "exec_identity",
+    "public_view",
+    "request_message",
+    "PROTOCOL",
+    "VERSION",
+]
+
+PROTOCOL = "fzmj-bot"
+VERSION = 1
+FAULTS = ("crash", "timeout", "garbage", "illegal")
+OBS_FIELDS = ("view", "planes")
+_OPTIONS = {"timeout": 5.0, "start": 20.0, "batch": 0, "fallback": "random", "restarts": 3}
+_OPTION_RE = re.compile(r"([a-z_]+)=([^:\s]*):")
+
+
+# ---------------------------------------------------------------------------------------------
+# the spec
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExecSpec:
+    """A parsed ``exec:`` spec: the options and the command's argv."""
+
+    argv: tuple[str, ...]
+    timeout: float = 5.0
+    start: float = 20.0
+    batch: int = 0
+    fallback: str = "random"
+    restarts: int = 3
+    options: dict = field(default_factory=dict, compare=False)  # the ones written in the spec
+
+
+def _option_value(spec: str, name: str, raw: str):
+    bad = f"bad agent spec {spec!r}: "
+    if name in ("timeout", "start"):
+        try:
+            v = float(raw)
+        except ValueError:
+            raise AgentSpecError(bad + f"{name}= needs a number of seconds, got {raw!r}") from None
+        if not 0 < v <= 3600:
+            raise AgentSpecError(bad + f"{name}= must be in (0, 3600] seconds, got {raw!r}")
+        return v
+    if name in ("batch", "restarts"):
+        if not raw.isdigit() or int(raw) > 1_000_000:
+            raise AgentSpecError(bad + f"{name}= needs an integer in 0..1000000, got {raw!r}")
+        return int(raw)
+    if raw not in FALLBACKS:
+        raise AgentSpecError(bad + f"fallback= must be one of {', '.join(FALLBACKS)}, got {raw!r}")
+    return raw
+
+
+def parse_exec_spec(spec: str) -> ExecSpec:
+    """Parse ``exec:[NAME=VALUE:]...COMMAND`` (:class:`AgentSpecError`, one line, when it is bad)."""
+    s = spec.strip()
+    if not s.startswith("exec:"):
+        raise AgentSpecError(f"bad agent spec {spec!r}: expected exec:COMMAND")
+    rest = s[len("exec:") :]
+    opts: dict = {}
+    while (m := _OPTION_RE.match(rest)) is not None:
+        name, raw = m.group(1), m.group(2)
+        if name not in _OPTIONS:
+            raise AgentSpecError(f"bad agent spec {spec!r}: unknown option {name!r} (options: {', '.join(_OPTIONS)})")
+        if name in opts:
+            raise AgentSpecError(f"bad agent spec {spec!r}: option {name!r} given twice")
+        opts[name] = _option_value(spec, name, raw)
+        rest = rest[m.end() :]
+    try:
+        argv = tuple(shlex.split(rest))
+    except ValueError as e:
+        raise AgentSpecError(f"bad agent spec {spec!r}: cannot split the command ({e})") from None
+    if not argv:
+        raise AgentSpecError(f"bad agent spec {spec!r}: no command after exec: (expected exec:[OPTIONS:]COMMAND)")
+    if shutil.which(argv[0]) is None:
+        raise AgentSpecError(f"bad agent spec {spec!r}: command {argv[0]!r} not found or not executable")
+    for a in argv[1:]:  # a script argument that is missing fails here, not at the first decision
+        if re.search(r"\.(py|pl|sh|awk|rb|js|lua|jl|r|R)$", a) and not os.path.isfile(a):
+            raise AgentSpecError(f"bad agent spec {spec!r}: file {a!r} not found")
+    return ExecSpec(argv=argv, options=opts, **opts)
+
+
+def normalize_exec_spec(spec: str) -> str:
+    """``spec`` with every file the command names made absolute (a league roster then works from
+    any directory); the options and the other arguments as written."""
+    p = parse_exec_spec(spec)
+    argv = [
+        str(Path(a).resolve()) if os.path.isfile(a) and (i or "/" in a) and not os.path.isabs(a) else a
+        for i, a in enumerate(p.argv)
+    ]
+    opts = "".join(f"{name}={value}:" for name, value in _written_options(spec))
+    return f"exec:{opts}{shlex.join(argv)}"
+
+
+def _written_options(spec: str) -> list[tuple[str, str]]:
+    """The ``NAME=VALUE`` options as written in a valid spec, in order."""
+    rest, out = spec.strip()[len("exec:") :], []
+    while (m := _OPTION_RE.match(rest)) is not None:
+        out.append((m.group(1), m.group(2)))
+        rest = rest[m.end() :]
+    return out
+
+
+def exec_identity(spec: str) -> str:
+    """The league's identity of an exec bot: the spec plus the content hash of every file the
+    command names (the interpreter excepted), so an edited script is a new agent."""
+    p = parse_exec_spec(spec)
+    h = hashlib.sha256(json.dumps([p.argv, sorted(p.options.items())]).encode())
+    for a in p.argv[1:]:
+        if os.path.isfile(a):
+            h.update(Path(a).read_bytes())
+    return f"exec:sha256={h.hexdigest()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# what the bot sees
+# ---------------------------------------------------------------------------------------------
+def _tiles(c: np.ndarray) -> list[list[int]]:
+    """Each row of a (N, 27) count matrix as its kinds with repetition, ascending (a tile list)."""
+    rows, cols = np.nonzero(c)
+    flat = np.repeat(cols, c[rows, cols]).tolist()
+    ends = np.cumsum(c.sum(axis=1, dtype=np.int64)).tolist()
+    return [flat[a:b] for a, b in zip([0, *ends][: len(ends)], ends, strict=True)]
+
+
+def _sets(m: np.ndarray) -> list[list[int]]:
+    """The kinds set in each row of a (N, 27) 0/1 matrix."""
+    return _tiles(m != 0)
+
+
+def _hot(m: np.ndarray) -> list:
+    """The column of the one-hot in each row of a (N, K) 0/1 matrix, None for an empty row."""
+    return np.where(m.any(axis=1), m.argmax(axis=1), -1).tolist()
+
+
+def _seat_columns(o: np.ndarray, r: int) -> list[list]:
+    """Each field of relative seat r's view, as one list over the batch (``_SEAT_KEYS`` order)."""
+    b = 9 + 20 * r
+    recent = [_hot(o[:, b + 12 + j]) for j in range(4)]
+    f = o[:, b + 19]
+    return [
+        _tiles(o[:, b : b + 4].sum(axis=1, dtype=np.int64)),
+        _sets(o[:, b + 4]),
+        _sets(o[:, b + 5]),
+        _sets(o[:, b + 6]),
+        _tiles(o[:, b + 7 : b + 11].sum(axis=1, dtype=np.int64)),
+        _sets(o[:, b + 11]),
+        [[k for k in ks if k >= 0] for ks in zip(*recent, strict=True)],
+        o[:, b + 18].sum(axis=1, dtype=np.int64).tolist(),
+        (f[:, 0] == 1).tolist(),
+        (f[:, 1] == 1).tolist(),
+        (f[:, 2] == 1).tolist(),
+        (f[:, 3] == 1).tolist(),
+        f[:, 4:9].sum(axis=1, dtype=np.int64).tolist(),
+        f[:, 9:13].sum(axis=1, dtype=np.int64).tolist(),
+        o[:, 98, 3 * r : 3 * r + 3].sum(axis=1, dtype=np.int64).tolist(),
+    ]
+
+
+_SEAT_KEYS = (
+    "melds", "pengs", "kongs", "taken", "discards", "claimed", "recent", "flowers",
+    "dealer", "gold_discarded", "current", "discarder", "n_melds", "concealed_kongs", "swim",
+)  # fmt: skip
+_PHASES = ("turn", "discard", "claim", "over")
+
+
+def public_view(obs: np.ndarray) -> list[dict]:
+    """The decoded public view of each observation row (docs/protocol.md names every field).
+
+    A function of the observation only, decoded for the whole batch at once (one numpy pass
+    per field, then one dict per row)."""
+    o = np.asarray(obs, dtype=np.int8)
+    if o.ndim == 2:
+        o = o[None]
+    n = o.shape[0]
+
+    def col(m):
+        return [None if k < 0 else k for k in _hot(m)]
+
+    drawable = o[:, 89].sum(axis=1, dtype=np.int64)
+    drawable = np.where(drawable == 27, 27 + 2 * o[:, 90].sum(axis=1, dtype=np.int64), drawable)
+    ph = o[:, 95]
+    phase = [_PHASES[k] if k >= 0 else "none" for k in _hot(ph[:, :4])]
+    seats = [[dict(zip(_SEAT_KEYS, v, strict=True)) for v in zip(*_seat_columns(o, r), strict=True)] for r in range(4)]
+    fields = {
+        "hand": _tiles(o[:, 0:4].sum(axis=1, dtype=np.int64)),
+        "gold": col(o[:, 4]),
+        "golds": o[:, 5].sum(axis=1, dtype=np.int64).tolist(),
+        "drawn": col(o[:, 8]),
+        "passed": _sets(o[:, 6]),
+        "own_concealed_kongs": _sets(o[:, 7]),
+        "phase": phase,
+        "to_act": (ph[:, 6] == 1).tolist(),
+        "rob_window": (ph[:, 4] == 1).tolist(),
+        "heaven_possible": (ph[:, 5] == 1).tolist(),
+        "claim_tile": col(o[:, 96]),
+        "seats": [list(x) for x in zip(*seats, strict=True)] if n else [],
+        "drawable": drawable.tolist(),
+        "tiles_left_div4": o[:, 91].sum(axis=1, dtype=np.int64).tolist(),
+        "reserve": o[:, 92].sum(axis=1, dtype=np.int64).tolist(),
+        "streak": o[:, 93].sum(axis=1, dtype=np.int64).tolist(),
+        "hands_left": o[:, 94].sum(axis=1, dtype=np.int64).tolist(),
+        "preset": col(o[:, 97, :5]),
+        "loss_cap": (o[:, 97, 5] == 1).tolist(),
+    }
+    keys = list(fields)
+    return [dict(zip(keys, v, strict=True)) for v in zip(*fields.values(), strict=True)]
+
+
+def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",)) -> str:
+    """The ``act`` request line for a batch (without the newline): what the bot is sent."""
+    if not gc.isenabled():
+        return _request_message(req_id, obs, mask, fields)
+    gc.disable()  # many small lists and dicts, all garbage a moment later: no cycle scans meanwhile
+    try:
+        return _request_message(req_id, obs, mask, fields)
+    finally:
+        gc.enable()
+
+
+def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields) -> str:
+    rows = [{"legal": lg} for lg in _sets(mask)]
+    if "view" in fields:
+        for row, v in zip(rows, public_view(obs), strict=True):
+            row["view"] = v
+    if "planes" in fields:
+        flat = (np.asarray(obs, dtype=np.int8).reshape(len(rows), -1) + 48).astype(np.uint8)
+        for row, p in zip(rows, flat, strict=True):
+            row["planes"] = p.tobytes().decode("ascii")
+    return json.dumps({"type": "act", "id": req_id, "rows": rows}, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the process
+# ---------------------------------------------------------------------------------------------
+class _BotFault(Exception):
+    def __init__(self, kind: str, why: str):
+        super().__init__(why)
+        self.kind = kind
+
+
+def _kill_group(proc: subprocess.Popen, owner: int) -> None:
+    """Close our ends of the pipes, kill the bot's process group and reap the bot (the kill and
+    the reaping only in the process that started it: a forked child's copy leaves it alone)."""
+    for f in (proc.stdin, proc.stdout):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
+    if os.getpid() != owner:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - a process stuck in the kernel
+        pass
+
+
+class _Process:
+    """One running bot: its pipes, a read buffer, the handshake's answer."""
+
+    def __init__(self, spec: ExecSpec):
+        self.proc = subprocess.Popen(
+            spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True
+        )
+        self.owner = os.getpid()
+        self.finalizer = weakref.finalize(self, _kill_group, self.proc, self.owner)
+        self.buf = b""
+        self.fields: tuple[str, ...] = ("view",)
+        self.max_batch = 0
+        self.name = None
+        os.set_blocking(self.proc.stdin.fileno(), False)
+
+    def close(self) -> None:
+        self.finalizer()
+
+    def exchange(self, line: str | None, deadline: float) -> dict:
+        """Write ``line`` (if any) and read one answer line before ``deadline``, as a dict."""
+        out = memoryview((line + "\n").encode()) if line is not None else memoryview(b"")
+        fin, fout = self.proc.stdout.fileno(), self.proc.stdin.fileno()
+        poller = select.poll()
+        poller.register(fin, select.POLLIN)
+        if len(out):
+            poller.register(fout, select.POLLOUT)
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl >= 0 and not len(out):
+                raw, self.buf = self.buf[:nl], self.buf[nl + 1 :]
+                if not raw.strip():
+                    continue
+                return self._parse(raw)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _BotFault("timeout", "no answer in time")
+            for fd, ev in poller.poll(left * 1000):
+                if fd == fout:
+                    try:
+                        n = os.write(fout, out[:65536])
+                    except BrokenPipeError:
+                        raise _BotFault("crash", "closed its stdin") from None
+                    except BlockingIOError:
+                        continue
+                    out = out[n:]
+                    if not len(out):
+                        poller.unregister(fout)
+                elif ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                    chunk = os.read(fin, 1 << 20)
+                    if not chunk:
+                        raise _BotFault("crash", "closed its stdout")
+                    self.buf += chunk
+                    if len(self.buf) > 64 << 20:
+                        raise _BotFault("garbage", "a line longer than 64 MiB")
+
+    @staticmethod
+    def _parse(raw: bytes) -> dict:
+        try:
+            msg = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise _BotFault("garbage", f"not JSON: {raw[:80]!r}") from None
+        if not isinstance(msg, dict):
+            raise _BotFault("garbage", f"not a JSON object: {raw[:80]!r}")
+        return msg
+
+    def exit_status(self) -> str:
+        try:
+            rc = self.proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            return ""
+        return f" (exit status {rc})" if rc >= 0 else f" (killed by signal {-rc})"
+
+
+# ---------------------------------------------------------------------------------------------
+# the agent
+# ---------------------------------------------------------------------------------------------
+class ExecAgent(Agent):
+    """An agent played by an external program over the ``fzmj-bot`` JSON-lines protocol."""
+
+    def __init__(self, spec: str):
+        self.spec = parse_exec_spec(spec)
+        self.name = spec.strip()
+        self._proc: _Process | None = None
+        self._seed = None
+        self._seed_pending = False
+        self._req = 0
+        self._restarts = 0
+        self._disabled = False
+        self._illegal_lines = 0
+        self._last_pid = None
+        self._faults = dict.fromkeys(FAULTS + ("fallback_decisions",), 0)
+        self._fallback = None
+
+    # -- public -------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> None:
+        self._seed = None if seed is None else int(seed)
+        self._seed_pending = True
+        if self._fallback is not None:
+            self._fallback.reset(seed)
+
+    def act(self, obs, mask) -> np.ndarray:
+        obs, mask = as_batch(obs, mask)
+        n = obs.shape[0]
+        out = np.full(n, -1, dtype=np.int64)
+        if not self._disabled:
+            proc = self._ensure_started()
+            if proc is not None:
+                step = proc.max_batch or self.spec.batch or n
+                if self.spec.batch:
+                    step = min(step, self.spec.batch)
+                for lo in range(0, n, step):
+                    if self._proc is None:
+                        break  # a fault killed it: the fallback plays the rest of this call
+                    out[lo : lo + step] = self._request(obs[lo : lo + step], mask[lo : lo + step])
+        bad = np.flatnonzero(out < 0)
+        if bad.size:
+            out[bad] = self._fallback_agent().act(obs[bad], mask[bad])
+            self._faults["fallback_decisions"] += int(bad.size)
+        return out
+
+    def pop_faults(self) -> dict:
+        """Fault counts since the last call (``crash``, ``timeout``, ``garbage``, ``illegal``,
+        ``fallback_decisions``), then zeroed; the evaluator adds them to its result."""
+        f, self._faults = self._faults, dict.fromkeys(self._faults, 0)
+        return f
+
+    def close(self) -> None:
+        """Stop the bot (close its pipes, kill its process group, reap it)."""
+        if self._proc is not None:
+            self._proc.close()
+            self._proc = None
+
+    def __getstate__(self):  # pickled for a spawned worker: the process stays here
+        d = dict(self.__dict__)
+        d["_proc"] = None
+        return d
+
+    # -- internals ----------------------------------------------------------------------------
+    def _fallback_agent(self) -> Agent:
+        if self._fallback is None:
+            self._fallback = FALLBACKS[self.spec.fallback]()
+            if self._seed is not None:
+                self._fallback.reset(self._seed)
+        return self._fallback
+
+    def _say(self, what: str) -> None:
+        sys.stderr.write(f"fzmj: exec bot {self.name!r}: {what}\n")
+        sys.stderr.flush()
+
+    def _fault(self, e: _BotFault, tables: int) -> None:
+        """Count a fault, kill the bot; one line says what happened and what comes next."""
+        self._faults[e.kind] += 1
+        status = self._proc.exit_status() if e.kind == "crash" and self._proc is not None else ""
+        self.close()
+        if self._restarts >= self.spec.restarts:
+            self._disabled = True
+            nxt = f"no restarts left: {self.spec.fallback} plays its seat from now on"
+        else:
+            nxt = "restarted at the next request"
+        self._say(f"{e.kind}: {e}{status}; {self.spec.fallback} plays {tables} table(s); {nxt}")
+
+    def _ensure_started(self) -> _Process | None:
+        if self._proc is not None and self._proc.owner != os.getpid():
+            self._proc.close()  # inherited through fork: the parent's bot; close our pipe copies
+            self._proc, self._req = None, 0
+        if self._proc is not None:
+            return self._proc
+        if self._req:  # started before: this is a restart
+            self._restarts += 1
+        self._req += 1
+        try:
+            self._proc = _Process(self.spec)
+            self._last_pid = self._proc.proc.pid
+        except OSError as e:
+            self._fault(_BotFault("crash", f"cannot start: {e}"), 0)
+            return None
+        hello = {
+            "type": "hello",
+            "protocol": PROTOCOL,
+            "version": VERSION,
+            "obs_version": OBS_VERSION,
+            "obs_shape": [NUM_CHANNELS, 27],
+            "actions": NUM_ACTIONS,
+            "timeout_s": self.spec.timeout,
+            "max_batch": self.spec.batch or None,
+            "seed": self._seed,
+        }
+        self._seed_pending = False
+        try:
+            ans = self._proc.exchange(json.dumps(hello), time.monotonic() + self.spec.start)
+            self._check_hello(ans)
+        except _BotFault as e:
+            e.args = (f"at the handshake: {e}",)
+            self._fault(e, 0)
+            return None
+        return self._proc
+
+    def _check_hello(self, ans: dict) -> None:
+        if ans.get("type") != "hello" or ans.get("protocol") != PROTOCOL:
+            raise _BotFault("garbage", f'expected {{"type": "hello", "protocol": "{PROTOCOL}", ...}}')
+        if ans.get("version") != VERSION:
+            self._restarts = self.spec.restarts  # another protocol version will not fix itself
+            raise _BotFault("garbage", f"speaks version {ans.get('version')!r}, this engine speaks {VERSION}")
+        fields = ans.get("obs", ["view"])
+        if isinstance(fields, str):
+            fields = [fields]
+        if not isinstance(fields, list) or not set(fields) <= set(OBS_FIELDS):
+            raise _BotFault("garbage", f"obs must list some of {OBS_FIELDS}, got {fields!r}")
+        mb = ans.get("max_batch", 0) or 0
+        if isinstance(mb, bool) or not isinstance(mb, int) or mb < 0:
+            raise _BotFault("garbage", f"max_batch must be a non-negative integer, got {mb!r}")
+        self._proc.fields = tuple(fields)
+        self._proc.max_batch = mb
+        self._proc.name = ans.get("name")
+
+    def _request(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The bot's actions for these rows; -1 where the fallback must play (fault, illegal)."""
+        n = obs.shape[0]
+        proc = self._proc
+        self._req += 1
+        line = request_message(self._req, obs, mask, proc.fields)
+        if self._seed_pending:
+            line = json.dumps({"type": "reset", "seed": self._seed}) + "\n" + line
+            self._seed_pending = False
+        try:
+            ans = proc.exchange(line, time.monotonic() + self.spec.timeout)
+            acts = ans.get("actions")
+            if ans.get("type") != "act" or ans.get("id") != self._req or not isinstance(acts, list) or len(acts) != n:
+                raise _BotFault("garbage", f"expected an act answer to request {self._req} with {n} action(s)")
+        except _BotFault as e:
+            self._fault(e, n)
+            return np.full(n, -1, dtype=np.int64)
+        a = np.array([x if isinstance(x, int) and not isinstance(x, bool) else -1 for x in acts], dtype=np.int64)
+        ok = (a >= 0) & (a < NUM_ACTIONS)
+        ok[ok] = mask[np.flatnonzero(ok), a[ok]] == 1
+        if not ok.all():
+            k = int(np.flatnonzero(~ok)[0])
+            self._faults["illegal"] += int((~ok).sum())
+            self._illegal_lines += 1
+            if self._illegal_lines > 3:
+                return np.where(ok, a, -1)
+            more = "; further illegal answers are counted, not printed" if self._illegal_lines == 3 else ""
+            self._say(
+                f"illegal: answered {acts[k]!r} where the legal actions are {np.flatnonzero(mask[k]).tolist()} "
+                f"({int((~ok).sum())} of {n} table(s)); {self.spec.fallback} plays those{more}"
+            )
+            a[~ok] = -1
+        return a

@@ -1,0 +1,395 @@
+"""The policy network and the checkpoint reader, shared by ``agents/`` (``ppo:PATH``) and ``train/``.
+
+``agents/`` loads trained policies from here without importing ``train/`` (the trainer builds
+on this module: ``train/checkpoint.py`` writes what :func:`load_checkpoint` reads).
+
+Actor-critic networks over the observation planes (``(99, 27)`` v2 int8, every value 0 or 1).
+
+* ``mlp``: the flattened planes -> hidden layers -> policy logits (62) and a value.
+* ``resnet``: the planes as NUM_CHANNELS (99) channels over the 3 suits x 9 ranks grid, a stem and residual
+  blocks of ``(1, 3)`` convolutions (a rank's neighbours within its own suit), then an MLP head.
+
+The int8 observation goes into the model as it is; the conversion to float happens inside.
+The first layer of ``mlp`` is a :class:`BinaryLinear`: on CPU it adds up the weight rows of the
+ones (about 6 % of the 2,619 inputs are 1), roughly ten times cheaper than the dense product
+both forward and backward; on CUDA it is the dense product. Same parameters, same result.
+
+With ``oracle_critic`` the value comes from a separate network that also sees the oracle planes
+(``docs/observation.md``: the hidden part of the state); the policy never does.
+
+Every policy has ``act(obs, mask, deterministic) -> actions`` (what ``agents/ppo_agent.py`` and
+the evaluator call) and ``get_action_and_value`` (what PPO calls). Illegal actions get the logit
+``ILLEGAL_LOGIT`` before the softmax.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn as nn
+from numba import njit
+
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.checks import check_input_width, check_policy_input
+from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS
+from fzmj_env.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
+
+from .checkpoint_checks import check_policy_checkpoint
+
+OBS_SHAPE = (NUM_CHANNELS, 27)
+ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
+ILLEGAL_LOGIT = -1e8  # exp() underflows to exactly 0 in float32, and 0 * ILLEGAL_LOGIT stays finite
+
+
+# ---- the binary first layer -------------------------------------------------------------------
+@njit(cache=True)
+def active_indices(x):
+    """Where ``x`` (N, D) int8 is nonzero, row by row: ``(idx (N, K) int32 padded with -1, count (N,))``."""
+    n, d = x.shape
+    count = np.zeros(n, np.int64)
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            if x[i, j] != 0:
+                c += 1
+        count[i] = c
+    out = np.full((n, max(1, count.max())), -1, np.int32)
+    for i in range(n):
+        c = 0
+        row = out[i]
+        for j in range(d):
+            if x[i, j] != 0:
+                row[c] = j
+                c += 1
+    return out, count
+
+
+@njit(cache=True, fastmath=True)
+def _gather_sum(idx, count, w, out):
+    """out[i] = sum of w[j] over the active j of row i."""
+    for i in range(idx.shape[0]):
+        acc = out[i]
+        acc[:] = 0.0
+        for c in range(count[i]):
+            row = w[idx[i, c]]
+            for u in range(acc.shape[0]):
+                acc[u] += row[u]
+
+
+@njit(cache=True, fastmath=True)
+def _scatter_sum(idx, count, g, gw):
+    """gw[j] += g[i] for every active j of row i (the weight gradient of ``_gather_sum``)."""
+    for i in range(idx.shape[0]):
+        gi = g[i]
+        for c in range(count[i]):
+            row = gw[idx[i, c]]
+            for u in range(gi.shape[0]):
+                row[u] += gi[u]
+
+
+class _BinaryMatmul(torch.autograd.Function):
+    """``x @ w`` for a 0/1 ``x`` given as active indices (CPU only); gradient for ``w`` only."""
+
+    @staticmethod
+    def forward(ctx, idx: torch.Tensor, count: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        out = torch.empty(idx.shape[0], w.shape[1], dtype=w.dtype)
+        _gather_sum(idx.numpy(), count.numpy(), w.detach().contiguous().numpy(), out.numpy())
+        ctx.save_for_backward(idx, count)
+        ctx.w_shape = w.shape
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        idx, count = ctx.saved_tensors
+        gw = torch.zeros(ctx.w_shape, dtype=grad_out.dtype)
+        _scatter_sum(idx.numpy(), count.numpy(), grad_out.contiguous().numpy(), gw.numpy())
+        return None, None, gw
+
+
+class BinaryLinear(nn.Module):
+    """``y = x @ weight + bias`` for a flattened 0/1 int8 ``x`` (weight is ``(in, out)``).
+
+    ``mode``: ``"sparse"`` (sum of the weight rows of the ones; CPU only), ``"dense"`` (float
+    matmul) or ``"auto"`` (sparse on CPU, dense elsewhere). The result is the same.
+    """
+
+    def __init__(self, in_features: int, out_features: int, mode: str = "auto"):
+        super().__init__()
+        if mode not in ("auto", "sparse", "dense"):
+            raise ValueError(f"mode must be auto, sparse or dense, got {mode!r}")
+        self.in_features, self.out_features, self.mode = in_features, out_features, mode
+        w = torch.empty(out_features, in_features)
+        nn.init.orthogonal_(w, math.sqrt(2))
+        self.weight = nn.Parameter(w.t().contiguous())
+        self.bias = nn.Parameter(torch.zeros(out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_input_width(x, self.in_features)  # the sparse kernel indexes weight rows by column
+        sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
+        if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
+            idx, count = active_indices(x.to(torch.int8).contiguous().numpy())
+            return _BinaryMatmul.apply(torch.from_numpy(idx), torch.from_numpy(count), self.weight) + self.bias
+        return torch.addmm(self.bias, x.to(self.weight.dtype), self.weight)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, mode={self.mode}"
+
+
+def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
+    """CleanRL's init: orthogonal weights with gain ``std``, constant bias."""
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+# ---- trunks -------------------------------------------------------------------------------------
+class MLPTrunk(nn.Module):
+    """Flattened binary planes -> ``hidden_sizes`` ReLU layers."""
+
+    def __init__(self, in_features: int, hidden_sizes: list[int], input_layer: str = "auto"):
+        super().__init__()
+        self.first = BinaryLinear(in_features, hidden_sizes[0], input_layer)
+        layers: list[nn.Module] = []
+        for a, b in zip(hidden_sizes, hidden_sizes[1:], strict=False):
+            layers += [layer_init(nn.Linear(a, b)), nn.ReLU()]
+        self.rest = nn.Sequential(*layers)
+        self.out_features = hidden_sizes[-1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rest(torch.relu(self.first(x.flatten(1))))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, (1, 3), padding=(0, 1))
+        self.conv2 = nn.Conv2d(channels, channels, (1, 3), padding=(0, 1))
+        nn.init.zeros_(self.conv2.weight)  # each block starts as the identity
+        nn.init.zeros_(self.conv2.bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.conv2(torch.relu(self.conv1(x))))
+
+
+class ResNetTrunk(nn.Module):
+    """Planes (C, 27) as C channels over (3 suits, 9 ranks) -> stem + residual blocks -> MLP."""
+
+    def __init__(self, in_channels: int, channels: int, blocks: int, hidden_sizes: list[int]):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(in_channels, channels, (1, 3), padding=(0, 1)), nn.ReLU())
+        self.blocks = nn.Sequential(*[ResidualBlock(channels) for _ in range(blocks)])
+        layers: list[nn.Module] = []
+        prev = channels * 27
+        for h in hidden_sizes:
+            layers += [layer_init(nn.Linear(prev, h)), nn.ReLU()]
+            prev = h
+        self.head = nn.Sequential(*layers)
+        self.out_features = prev
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.to(self.stem[0].weight.dtype).reshape(x.shape[0], x.shape[1], 3, 9)
+        return self.head(self.blocks(self.stem(x)).flatten(1))
+
+
+# ---- the actor-critic -------------------------------------------------------------------------
+class ActorCritic(nn.Module):
+    """Masked categorical policy over the 62 actions and a value, from v1 planes.
+
+    ``spec`` (stored in checkpoints, see :func:`build_policy`): ``network`` ("mlp" | "resnet"),
+    ``hidden_sizes``, ``res_channels``, ``res_blocks``, ``input_layer``, ``oracle_critic``,
+    ``obs_planes`` (the base observation's planes) and ``hand_features`` (append the
+    ``fzmj_env/features.py`` planes, computed from the observation: :meth:`prepare`).
+    """
+
+    def __init__(
+        self,
+        network: str = "mlp",
+        hidden_sizes: list[int] | tuple[int, ...] = (256, 256),
+        res_channels: int = 64,
+        res_blocks: int = 4,
+        input_layer: str = "auto",
+        oracle_critic: bool = False,
+        obs_planes: int = NUM_CHANNELS,
+        hand_features: bool = False,
+    ):
+        super().__init__()
+        self.spec = dict(
+            network=network,
+            hidden_sizes=list(hidden_sizes),
+            res_channels=res_channels,
+            res_blocks=res_blocks,
+            input_layer=input_layer,
+            oracle_critic=oracle_critic,
+            obs_planes=obs_planes,
+            hand_features=hand_features,
+        )
+        self.oracle_critic = oracle_critic
+        self.obs_planes, self.hand_features = obs_planes, hand_features
+        self.in_planes = obs_planes + (HF_NUM_PLANES if hand_features else 0)
+        C, W = self.in_planes, OBS_SHAPE[1]
+        if network == "mlp":
+            self.trunk = MLPTrunk(C * W, list(hidden_sizes), input_layer)
+        elif network == "resnet":
+            self.trunk = ResNetTrunk(C, res_channels, res_blocks, list(hidden_sizes))
+        else:
+            raise ValueError(f"network must be 'mlp' or 'resnet', got {network!r}")
+        self.actor = layer_init(nn.Linear(self.trunk.out_features, NUM_ACTIONS), std=0.01)
+        if oracle_critic:  # the critic sees the observation and the oracle planes: its own network
+            self.critic_trunk = MLPTrunk((C + ORACLE_SHAPE[0]) * W, list(hidden_sizes), input_layer)
+            self.critic = layer_init(nn.Linear(self.critic_trunk.out_features, 1), std=1.0)
+        else:  # shared trunk
+            self.critic = layer_init(nn.Linear(self.trunk.out_features, 1), std=1.0)
+
+    # -- pieces -------------------------------------------------------------------------------
+    def masked_logits(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.actor(hidden).masked_fill(mask == 0, ILLEGAL_LOGIT)
+
+    def value_from(self, hidden: torch.Tensor, obs: torch.Tensor, oracle: torch.Tensor | None) -> torch.Tensor:
+        if self.oracle_critic:
+            if oracle is None:
+                raise ValueError("this policy's critic needs the oracle planes (oracle_critic=True)")
+            both = torch.cat([obs.flatten(1), oracle.flatten(1)], dim=1)
+            return self.critic(self.critic_trunk(both)).squeeze(-1)
+        return self.critic(hidden).squeeze(-1)
+
+    def prepare(self, obs: torch.Tensor) -> torch.Tensor:
+        """The network's input from base observations: hand-feature planes appended when the
+        policy uses them (computed on the host, in Numba); already prepared input passes."""
+        if obs.dim() != 3 or obs.shape[2] != OBS_SHAPE[1]:  # the feature kernel indexes (N, C, 27)
+            raise ValueError(f"observations must have shape (N, C, {OBS_SHAPE[1]}), got {tuple(obs.shape)}")
+        if self.hand_features and obs.shape[1] == self.obs_planes:
+            obs = torch.from_numpy(with_hand_features(obs.cpu().numpy())).to(obs.device)
+        if obs.shape[1] != self.in_planes:
+            raise ValueError(
+                f"this policy takes {self.obs_planes} observation planes"
+                f"{' + hand features' if self.hand_features else ''}, got {obs.shape[1]}"
+            )
+        return obs
+
+    # -- what PPO calls -----------------------------------------------------------------------
+    def get_value(self, obs: torch.Tensor, oracle: torch.Tensor | None = None) -> torch.Tensor:
+        obs = self.prepare(obs)
+        hidden = None if self.oracle_critic else self.trunk(obs)
+        return self.value_from(hidden, obs, oracle)
+
+    def get_action_and_value(self, obs, mask, action=None, oracle=None):
+        """``(action, log_prob(action), entropy, value)``; samples ``action`` when it is None."""
+        action, logprob, entropy, value, _ = self.get_action_value_and_logp(obs, mask, action, oracle)
+        return action, logprob, entropy, value
+
+    def get_action_value_and_logp(self, obs, mask, action=None, oracle=None):
+        """:meth:`get_action_and_value` plus the log-probabilities of every action (N, 62)."""
+        obs = self.prepare(obs)
+        hidden = self.trunk(obs)
+        logits = self.masked_logits(hidden, mask)
+        logp_all = torch.log_softmax(logits, dim=-1)
+        if action is None:
+            action = sample_gumbel(logits)
+        logprob = logp_all.gather(1, action.unsqueeze(1)).squeeze(1)
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+        return action, logprob, entropy, self.value_from(hidden, obs, oracle), logp_all
+
+    @torch.no_grad()
+    def log_probs(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of every action (N, 62), illegal ones about -1e8 (a frozen teacher's)."""
+        return torch.log_softmax(self.masked_logits(self.trunk(self.prepare(obs)), mask), dim=-1)
+
+    # -- what agents call ---------------------------------------------------------------------
+    @torch.no_grad()
+    def act(self, obs: torch.Tensor, mask: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        """One legal action per row: ``obs`` (N, 99, 27) int8, ``mask`` (N, 62) -> LongTensor (N,)."""
+        dev = next(self.parameters()).device
+        obs = torch.as_tensor(obs, device=dev)
+        mask = torch.as_tensor(mask, device=dev)
+        if obs.dim() == 2:
+            obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
+        check_policy_input(
+            obs, mask, self.in_planes if obs.shape[1] == self.in_planes else self.obs_planes
+        )  # shapes, dtypes, 0/1 values, a legal action per row
+        logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
+        return logits.argmax(-1) if deterministic else sample_gumbel(logits)
+
+
+def sample_gumbel(logits: torch.Tensor) -> torch.Tensor:
+    """A sample of the categorical ``softmax(logits)`` per row (Gumbel-max: one op, no validation)."""
+    u = torch.rand_like(logits).clamp_(1e-20, 1.0)
+    return (logits - torch.log(-torch.log(u))).argmax(-1)
+
+
+def build_policy(spec: dict) -> ActorCritic:
+    """An :class:`ActorCritic` from its ``spec`` dict (as saved in checkpoints)."""
+    return ActorCritic(**spec)
+
+
+# ---- the checkpoint reader ----------------------------------------------------------------------
+FORMAT = "fzmj-ppo"
+VERSION = 1
+
+
+def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
+    """The checkpoint's dict; ``FileNotFoundError`` / ``ValueError`` with the path when unusable.
+
+    The format is described in ``train/checkpoint.py`` (which writes it).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as e:  # a truncated file, not a torch file, ... (one line of ours)
+        raise ValueError(unreadable_checkpoint(path, e)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
+    if data.get("version", 0) > VERSION:
+        raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
+    check_layout(data, path)
+    check_policy_checkpoint(data, build_policy, str(path))  # spec vs weight shapes, finite weights
+    return data
+
+
+def unreadable_checkpoint(path, err: Exception) -> str:
+    """One line for a file torch cannot load as plain data (torch's own text runs to several
+    lines and suggests ``weights_only=False``, which must never be done with a file from elsewhere)."""
+    if isinstance(err, pickle.UnpicklingError) and "weights only" in str(err).lower():
+        why = "it holds Python objects besides tensors and plain data, which are never loaded"
+    else:
+        why = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
+    return f"{path} is not a readable fzmj checkpoint: {why}"
+
+
+def layout_name(obs_version: str, planes: int, hf_version: str | None, hf_planes: int = HF_NUM_PLANES) -> str:
+    """``"v2 (99 planes) + hand features hf1 (18 planes)"``: an observation layout, for messages."""
+    text = f"{obs_version} ({planes} planes)"
+    return text + (f" + hand features {hf_version} ({hf_planes} planes)" if hf_version else "")
+
+
+def check_layout(data: dict, path) -> None:
+    """One-line ``ValueError`` when the checkpoint's observation layout is not this code's."""
+    spec = data.get("policy_spec") or {}
+    planes = int(spec.get("obs_planes", 97))  # checkpoints before v1, 97 planes
+    hf = data.get("hf_version") if spec.get("hand_features") else None
+    here_hf = HF_VERSION if spec.get("hand_features") else None
+    hf_planes = int(data.get("hf_planes", HF_NUM_PLANES)) if hf else 0
+    if (
+        data.get("obs_version") != OBS_VERSION
+        or planes != NUM_CHANNELS
+        or hf != here_hf
+        or (hf and hf_planes != HF_NUM_PLANES)
+    ):
+        raise ValueError(
+            f"{path}: observation layout mismatch: the policy was trained on "
+            f"{layout_name(data.get('obs_version'), planes, hf, hf_planes)}, this code encodes "
+            f"{layout_name(OBS_VERSION, NUM_CHANNELS, here_hf)}; retrain it or use a matching checkpoint"
+        )
+
+
+def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
+    """The policy of a checkpoint, on ``device``, in eval mode: ``policy.act(obs, mask, deterministic)``."""
+    data = load_checkpoint(path, map_location=device)
+    policy = build_policy(data["policy_spec"])
+    policy.load_state_dict(data["model"])
+    return policy.to(device).eval()

@@ -1,0 +1,181 @@
+"""The trainer's config: one dataclass, one field per key, a one-line docstring under each
+(CleanRL's ``Args``; ``fzmj-train --help`` and docs/training.md read them back).
+
+Checks beyond the field types live in one place, ``train/config_checks.py``: ``Args`` calls it
+on construction, so a config that exists is a valid one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import distributed
+from .config_checks import check_args
+
+
+@dataclass
+class Args:
+    """Every key of ``fzmj-train`` (a YAML file's keys, ``--set key=value``)."""
+
+    # ---- experiment -----------------------------------------------------------------------------
+    algo: str = "ppo"
+    """ppo: PPO self-play (this loop); distill: expert iteration, the learner's states labelled by distill_teacher (train/distill.py)"""
+    exp_name: str = "ppo_selfplay"
+    """name of the experiment; the run directory is <runs_dir>/<exp_name>__<seed>__<unix time> unless run_name is set"""
+    run_name: str = ""
+    """name of the run directory under runs_dir (empty: derived from exp_name, seed and the time)"""
+    runs_dir: str = "runs"
+    """where run directories (TensorBoard events, checkpoints) are written"""
+    overwrite: bool = False
+    """a fresh run into a run folder that already holds a run replaces it (false: refused; see --overwrite)"""
+    seed: int = 1
+    """seed of torch, numpy and the tables' game seeds"""
+    torch_deterministic: bool = True
+    """if toggled, `torch.backends.cudnn.deterministic=True`"""
+    device: str = "auto"
+    """auto (cuda when available, else cpu), cpu or cuda"""
+    torch_threads: int = 0
+    """torch intra-op threads on CPU (0: torch's default, the cores this process may use)"""
+    env_threads: int = 1
+    """Numba threads that step the tables (1: serial; 0: all Numba may use; more pays off with thousands of tables)"""
+
+    # ---- environment ----------------------------------------------------------------------------
+    rules: str = "fuzhou-lianzhong"
+    """rule preset of the tables"""
+    hands_per_game: int = 1
+    """hands per game (a match carries dealer and streak from hand to hand)"""
+    reward_scale: float = 0.02
+    """rewards are the hand's score change times this"""
+    num_tables: int = 256
+    """tables stepped together (B); each env step is one decision at every table"""
+    num_steps: int = 64
+    """env steps per table per rollout (T); a rollout is T * B decisions"""
+    total_timesteps: int = 20_000_000
+    """total env steps (decisions of all seats) of the run"""
+
+    # ---- PPO ------------------------------------------------------------------------------------
+    learning_rate: float = 2.5e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """anneal the learning rate linearly to 0 over the run"""
+    gamma: float = 0.99
+    """discount per decision of the same seat"""
+    gae_lambda: float = 0.95
+    """lambda of GAE along each seat's decisions"""
+    num_minibatches: int = 4
+    """minibatches per epoch (the batch is the rollout's trainable learner decisions)"""
+    update_epochs: int = 2
+    """epochs over the batch per update"""
+    norm_adv: bool = True
+    """normalize advantages per minibatch"""
+    clip_coef: float = 0.2
+    """surrogate clipping coefficient"""
+    clip_vloss: bool = True
+    """clip the value loss like the policy (CleanRL)"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    max_grad_norm: float = 0.5
+    """gradient clipping (global norm)"""
+    target_kl: float | None = None
+    """stop the update's epochs early when approx_kl exceeds this (null: never)"""
+    duplicate_group: int = 1
+    """tables per duplicate group (1: off): K tables play each wall, and a decision's advantage is its seat's hand score minus the mean of the other K-1 plays (train/same_walls.py; replaces GAE; needs hands_per_game 1)"""
+
+    # ---- network --------------------------------------------------------------------------------
+    network: str = "mlp"
+    """mlp or resnet"""
+    hidden_sizes: list[int] = field(default_factory=lambda: [256, 256])
+    """mlp: hidden layer sizes; resnet: the MLP head's sizes after the convolutions"""
+    res_channels: int = 64
+    """resnet: channels of the residual tower"""
+    res_blocks: int = 4
+    """resnet: residual blocks"""
+    input_layer: str = "auto"
+    """mlp's first layer over the 0/1 planes: auto (sparse on CPU, dense on CUDA), sparse or dense"""
+    oracle_critic: bool = False
+    """the critic also sees the oracle planes (hidden state); the policy never does"""
+    hand_features: bool = False
+    """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
+
+    # ---- warm start: behaviour cloning (train/bc.py) --------------------------------------------
+    bc_decisions: int = 0
+    """teacher decisions to clone before PPO (0: no warm start)"""
+    bc_teacher: str = "heuristic"
+    """agent spec of the teacher that plays all four seats of the demonstration games"""
+    bc_epochs: int = 4
+    """passes over the demonstrations"""
+    bc_batch_size: int = 1024
+    """minibatch size of behaviour cloning"""
+    bc_learning_rate: float = 0.001
+    """Adam learning rate of behaviour cloning (decays linearly to a tenth)"""
+    bc_eval_hands: int = 400
+    """hands of the duplicate evaluation of the cloned policy against three copies of its teacher (0: none)"""
+    bc_checkpoint: str = ""
+    """start from this checkpoint's policy instead of cloning (e.g. an earlier run's bc.pt); it is also the KL teacher"""
+
+    # ---- expert iteration (algo: distill; train/distill.py) ----------------------------------------
+    distill_iterations: int = 2
+    """iterations of play, label and fit"""
+    distill_decisions: int = 4096
+    """learner decisions (with a choice) labelled by distill_teacher per iteration"""
+    distill_teacher: str = "search"
+    """agent spec that labels the learner's decisions (a search is 40-140 ms per searched decision at worlds=64)"""
+
+    # ---- teacher term during PPO ----------------------------------------------------------------
+    teacher_coef: float = 0.0
+    """weight of the pull toward the teacher in the PPO loss (0: none)"""
+    teacher_mode: str = "kl"
+    """kl: KL(frozen BC policy || learner) on the learner's states (needs bc_decisions > 0); ce: cross-entropy to bc_teacher's action on them"""
+    teacher_anneal: float = 0.5
+    """share of the run over which teacher_coef decays linearly to 0 (0: constant)"""
+
+    # ---- opponent pool --------------------------------------------------------------------------
+    pool_prob: float = 0.0
+    """probability that a new game is played against the pool (0: pure self-play)"""
+    pool_heuristic_frac: float = 0.5
+    """share of pool games against pool_target (the rest: frozen past policies)"""
+    pool_target: str = "heuristic"
+    """agent spec of the pool's target opponent (heuristic by default)"""
+    pool_size: int = 8
+    """frozen snapshots of the learner kept in the pool"""
+    pool_snapshot_every: int = 20
+    """updates between two snapshots of the learner into the pool"""
+    pool_learner_seats: int = 2
+    """seats the learner plays in a pool game (the opponent plays the others)"""
+    pool_paths: list[str] = field(default_factory=list)
+    """checkpoints that stay in the pool as fixed opponents"""
+
+    # ---- logging, evaluation, checkpoints -------------------------------------------------------
+    log_every: int = 1
+    """updates between two console lines / chart points"""
+    eval_every: int = 25
+    """updates between duplicate evaluations against random and heuristic (0: never)"""
+    eval_hands: int = 400
+    """hands per evaluation (against each of random and heuristic)"""
+    eval_workers: int = 1
+    """processes of the evaluator"""
+    eval_records: int = 0
+    """game records kept per evaluation (the learner's worst and best hands, for fzmj-replay) under runs/<name>/records/ (0: none)"""
+    save_every: int = 50
+    """updates between two checkpoints (there is always one at the end)"""
+    # ---- league ---------------------------------------------------------------------------------
+    league_dir: str = ""
+    """league folder: each evaluation checkpoint joins its roster (then `fzmj-league --dir` plays it); empty: off"""
+
+    # ---- distributed (torchrun; docs/training.md, "Scaling out") -------------------------------
+    dist_timeout: float = 600.0
+    """seconds a rank waits for the others (a collective, a barrier) before it stops with an error"""
+
+    def __post_init__(self):
+        check_args(self)
+
+    @property
+    def batch_size(self) -> int:
+        """Env steps per update, over all ranks (``world_size x num_tables x num_steps``)."""
+        return self.num_tables * self.num_steps * distributed.world_size()
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.total_timesteps // self.batch_size)

@@ -1,0 +1,336 @@
+"""Behaviour cloning: the warm start of ``fzmj-train`` (``bc_decisions > 0`` in the config).
+
+1. :func:`collect_demonstrations`: a teacher agent (any agent spec, ``heuristic`` by default)
+   plays all four seats of ``VectorEnv`` tables; every decision with more than one legal
+   action is kept (observation, mask, the teacher's action) with its *return*: the discounted
+   sum of that seat's rewards from the decision on, along the seat's own chain of decisions
+   (the same bookkeeping as PPO, ``train/selfplay_buffer.py``, with lambda = 1, so the return
+   is the Monte-Carlo return whatever the stored values are).
+2. :func:`behaviour_clone`: minibatch Adam on masked cross-entropy to the teacher's action
+   (illegal logits are -1e8, as in PPO) plus ``vf_coef`` x the squared error of the value head
+   on the returns, for ``epochs`` passes; the last ``holdout`` share of the decisions (whole
+   tables' games, never trained on) measures ``accuracy`` (argmax == teacher) and the losses.
+
+The trainer then evaluates the cloned policy against three copies of its teacher (duplicate
+deals, ``fzmj.agents.evaluate``) before PPO starts and logs ``bc/*`` to TensorBoard.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from fzmj.agents import make_agent, reset_agent
+from fzmj.agents.policy import ActorCritic
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.vector import VectorEnv
+
+from .selfplay_buffer import SelfPlayBuffer
+
+
+@dataclass
+class Demonstrations:
+    """Teacher decisions: ``obs`` (N, C, 27) int8, ``mask`` (N, 62) int8, ``action`` (N,) int64,
+    ``ret`` (N,) float32 returns, ``table`` / ``seat`` (N,) where each came from (the hold-out
+    takes whole tables)."""
+
+    obs: torch.Tensor
+    mask: torch.Tensor
+    action: torch.Tensor
+    ret: torch.Tensor
+    table: np.ndarray
+    seat: np.ndarray
+    played: torch.Tensor | None = None
+    """the action actually played when an ``actor`` played and the teacher only labelled"""
+
+    def __len__(self) -> int:
+        return int(self.action.shape[0])
+
+
+def collect_demonstrations(
+    teacher: str,
+    decisions: int,
+    num_tables: int = 256,
+    seed: int = 0,
+    rules: str = "fuzhou-lianzhong",
+    hands_per_game: int = 1,
+    reward_scale: float = 0.02,
+    gamma: float = 1.0,
+    env_threads: int = 1,
+    progress: bool = True,
+    actor=None,
+    prefix: str = "bc",
+) -> Demonstrations:
+    """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring).
+
+    With ``actor`` (an agent object), the actor plays all four seats instead and the teacher only
+    labels the actor's decisions with its own choice (expert iteration, ``train/distill.py``):
+    the states are the actor's, the returns those of the actor's play, ``played`` its actions.
+    """
+    agent = make_agent(teacher) if isinstance(teacher, str) else teacher
+    reset_agent(agent, seed)
+    player = agent if actor is None else actor
+    env = VectorEnv(
+        num_tables,
+        rules=rules,
+        seed=seed,
+        hands_per_game=hands_per_game,
+        reward_scale=reward_scale,
+        num_threads=env_threads,
+    )
+    obs, mask, seat = env.reset()
+    obs_shape = obs.shape[1:]
+    # room for the decisions wanted plus the games still running when we stop (whole chains)
+    buf = SelfPlayBuffer(num_tables, decisions + 400 * num_tables, obs_shape, NUM_ACTIONS, "cpu")
+    played = torch.zeros(buf.actions.shape[0], dtype=torch.int64)  # by buffer row
+    tables = np.arange(num_tables)
+    zeros = torch.zeros(num_tables)
+    t0, next_print = time.perf_counter(), 0
+    while buf.n < decisions:
+        actions = np.asarray(player.act(obs, mask), dtype=np.int64)
+        # forced moves teach nothing: keep the decisions with a choice
+        keep = tables[mask.sum(1) > 1]
+        labels = actions[keep]
+        if actor is not None and len(keep):
+            labels = np.asarray(agent.act(obs[keep], mask[keep]), dtype=np.int64)
+        played[buf.n : buf.n + len(keep)] = torch.from_numpy(actions[keep])
+        buf.add(
+            keep,
+            seat[keep],
+            torch.from_numpy(obs[keep]),
+            torch.from_numpy(mask[keep]),
+            torch.from_numpy(labels),
+            zeros[: len(keep)],
+            zeros[: len(keep)],
+        )
+        obs, mask, seat, _rewards, done, info = env.step(actions)
+        buf.credit(seat, info["pending_reward"], done, info["final_reward"])
+        if progress and buf.n >= next_print:
+            what = "teacher" if actor is None else "labelled"
+            print(f"{prefix}: {buf.n:,}/{decisions:,} {what} decisions ({time.perf_counter() - t0:.0f}s)", flush=True)
+            next_print += max(decisions // 4, 1)
+    # every game still running is played to its end, so each kept decision has its return
+    while (buf.last_idx >= 0).any():  # a game's end cuts its table's chains
+        actions = np.asarray(player.act(obs, mask), dtype=np.int64)
+        obs, mask, seat, _rewards, done, info = env.step(actions)
+        buf.credit(seat, info["pending_reward"], done, info["final_reward"])
+    _adv, returns, idx = buf.compute_gae(gamma, 1.0)  # lambda = 1: Monte-Carlo returns
+    sel = torch.as_tensor(idx)
+    return Demonstrations(
+        obs=buf.obs.index_select(0, sel).clone(),
+        mask=buf.mask.index_select(0, sel).clone(),
+        action=buf.actions.index_select(0, sel).clone(),
+        ret=returns.index_select(0, sel).float().clone(),
+        table=buf.table[idx].copy(),
+        seat=buf.seat[idx].copy(),
+        played=played.index_select(0, sel).clone(),
+    )
+
+
+def add_hand_features(demos: Demonstrations) -> None:
+    """Append the hand-feature planes to ``demos.obs`` in place (once, rather than at every epoch)."""
+    from fzmj_env.features import with_hand_features
+
+    planes = [torch.from_numpy(with_hand_features(demos.obs[i : i + 8192].numpy())) for i in range(0, len(demos), 8192)]
+    demos.obs = torch.cat(planes)
+
+
+def masked_cross_entropy(policy: ActorCritic, obs, mask, action) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(mean CE to action, value (N,), logits (N, 62))`` with illegal actions masked out."""
+    obs = policy.prepare(obs)  # hand-feature planes appended unless already there
+    hidden = policy.trunk(obs)
+    logits = policy.masked_logits(hidden, mask)
+    ce = nn.functional.cross_entropy(logits, action)
+    value = policy.value_from(hidden, obs, None)
+    return ce, value, logits
+
+
+def behaviour_clone(
+    policy: ActorCritic,
+    demos: Demonstrations,
+    epochs: int = 4,
+    batch_size: int = 1024,
+    lr: float = 1e-3,
+    vf_coef: float = 0.5,
+    holdout: float = 0.05,
+    seed: int = 0,
+    log=None,
+    progress: bool = True,
+) -> dict:
+    """Fit ``policy`` to ``demos`` in place; returns ``{accuracy, ce, value_loss, train_decisions, ...}``.
+
+    ``log(name, value, step)`` (e.g. a TensorBoard writer's ``add_scalar``) receives ``bc/loss``,
+    ``bc/ce``, ``bc/value_loss`` per epoch and ``bc/accuracy`` on the hold-out.
+    """
+    if policy.oracle_critic:
+        raise ValueError("behaviour cloning does not support oracle_critic policies")
+    # hold out whole tables (their games), so the accuracy is on games never trained on
+    held_tables = np.unique(demos.table)[: max(1, int(round(holdout * len(np.unique(demos.table)))))]
+    is_held = np.isin(demos.table, held_tables)
+    train_idx = torch.as_tensor(np.flatnonzero(~is_held))
+    test_idx = torch.as_tensor(np.flatnonzero(is_held))
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(policy.parameters(), lr=lr, eps=1e-5)
+    dev = next(policy.parameters()).device
+    steps_per_epoch = max(1, -(-len(train_idx) // batch_size))
+    total = epochs * steps_per_epoch
+    step = 0
+    stats: dict = {"train_decisions": int(len(train_idx)), "holdout_decisions": int(len(test_idx))}
+    t0 = time.perf_counter()
+    for epoch in range(epochs):
+        perm = train_idx[torch.randperm(len(train_idx), generator=gen)]
+        sum_ce = sum_v = 0.0
+        for start in range(0, len(perm), batch_size):
+            mb = perm[start : start + batch_size]
+            for g in opt.param_groups:  # linear decay to a tenth
+                g["lr"] = lr * (1.0 - 0.9 * step / total)
+            ce, value, _ = masked_cross_entropy(
+                policy,
+                demos.obs.index_select(0, mb).to(dev),
+                demos.mask.index_select(0, mb).to(dev),
+                demos.action[mb].to(dev),
+            )
+            v_loss = 0.5 * ((value - demos.ret[mb].to(dev)) ** 2).mean()
+            loss = ce + vf_coef * v_loss
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            opt.step()
+            sum_ce += ce.item() * len(mb)
+            sum_v += v_loss.item() * len(mb)
+            step += 1
+        stats.update(ce=sum_ce / len(perm), value_loss=sum_v / len(perm))
+        if log is not None:
+            log("bc/ce", stats["ce"], epoch)
+            log("bc/value_loss", stats["value_loss"], epoch)
+            log("bc/loss", stats["ce"] + vf_coef * stats["value_loss"], epoch)
+        if progress:
+            print(
+                f"bc: epoch {epoch + 1}/{epochs} ce {stats['ce']:.4f} value loss {stats['value_loss']:.4f} "
+                f"({time.perf_counter() - t0:.0f}s)",
+                flush=True,
+            )
+    stats.update(holdout_metrics(policy, demos, test_idx))
+    if log is not None:
+        log("bc/accuracy", stats["accuracy"], epochs)
+        log("bc/holdout_ce", stats["holdout_ce"], epochs)
+    return stats
+
+
+@torch.no_grad()
+def holdout_metrics(policy: ActorCritic, demos: Demonstrations, idx: torch.Tensor, batch: int = 4096) -> dict:
+    """Accuracy (argmax == teacher's action) and CE of ``policy`` on the decisions ``idx``."""
+    hits, ce_sum, n = 0, 0.0, len(idx)
+    dev = next(policy.parameters()).device
+    for start in range(0, n, batch):
+        mb = idx[start : start + batch]
+        action = demos.action[mb].to(dev)
+        ce, _, logits = masked_cross_entropy(
+            policy, demos.obs.index_select(0, mb).to(dev), demos.mask.index_select(0, mb).to(dev), action
+        )
+        hits += int((logits.argmax(-1) == action).sum())
+        ce_sum += ce.item() * len(mb)
+    return {"accuracy": hits / max(n, 1), "holdout_ce": ce_sum / max(n, 1)}
+
+
+def warm_start(agent: ActorCritic, args, writer, path) -> dict:
+    """The trainer's warm start: demonstrations of ``args.bc_teacher``, behaviour cloning of
+    ``agent`` in place, the BC checkpoint at ``path``, and its duplicate score against three
+    copies of the teacher (``bc/score_vs_teacher``). Returns the BC statistics."""
+    import dataclasses
+
+    from fzmj.agents.evaluate import evaluate
+
+    from .checkpoint import save_checkpoint
+
+    t0 = time.perf_counter()
+    cost = search_cost(args.bc_teacher, args.bc_decisions)
+    if cost:
+        print(f"bc: teacher {args.bc_teacher!r} {cost}", flush=True)
+    demos = collect_demonstrations(
+        args.bc_teacher,
+        args.bc_decisions,
+        num_tables=args.num_tables,
+        seed=(args.seed * 7919 + 17) % 2**63,
+        rules=args.rules,
+        hands_per_game=args.hands_per_game,
+        reward_scale=args.reward_scale,
+        gamma=args.gamma,
+    )
+    if agent.hand_features:
+        add_hand_features(demos)
+    t_collect = time.perf_counter() - t0
+    stats = behaviour_clone(
+        agent,
+        demos,
+        epochs=args.bc_epochs,
+        batch_size=args.bc_batch_size,
+        lr=args.bc_learning_rate,
+        vf_coef=args.vf_coef,
+        seed=args.seed,
+        log=writer.add_scalar,
+    )
+    stats.update(decisions=len(demos), collect_seconds=t_collect, seconds=time.perf_counter() - t0)
+    save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
+    line = (
+        f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({t_collect:.0f}s), accuracy "
+        f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
+    )
+    opponent = eval_opponent(args.bc_teacher)
+    if args.bc_eval_hands > 0:
+        res = evaluate(
+            [f"ppo:{path}", opponent],
+            hands=args.bc_eval_hands,
+            seed=2_000_000 + args.seed,
+            workers=args.eval_workers,
+            progress=False,
+            rules=args.rules,
+        )
+        me = res["agents"][f"ppo:{path}"]
+        stats.update(score_vs_teacher=me["mean_score"], ci95_vs_teacher=me.get("ci95"))
+        writer.add_scalar("bc/score_vs_teacher", me["mean_score"], 0)
+        ci = me.get("ci95") or [float("nan")] * 2
+        line += f"; vs 3x {opponent} {me['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] per hand"
+        if opponent != args.bc_teacher:
+            line += " (the search's blueprint: three searching seats would take hours)"
+    print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
+    return stats
+
+
+def search_cost(spec: str, decisions: int) -> str:
+    """For a search teacher, what labelling ``decisions`` decisions costs (one line); else ''.
+
+    A search plays rollouts for every decision with a choice: about 40-140 ms each at 64 worlds
+    on one core (docs/baselines.md), about proportional to the worlds."""
+    if not spec.startswith("search"):
+        return ""
+    from fzmj.agents.search import parse_search_spec
+
+    blueprint, opts = parse_search_spec(spec)
+    worlds = opts["worlds"]
+    lo, hi = (decisions * ms * worlds / 64 / 1000 / 60 for ms in (40, 140))
+    line = (
+        f"searches each decision with a choice ({worlds} worlds: about {40 * worlds / 64:.0f}-"
+        f"{140 * worlds / 64:.0f} ms each on one core): {decisions:,} decisions take about {_mins(lo)}-{_mins(hi)} minutes"
+    )
+    if blueprint != "heuristic":  # rollouts call the blueprint at every step of every world
+        line += f" with the heuristic blueprint; {blueprint!r} as blueprint is slower (a network: tens of times)"
+    return line
+
+
+def _mins(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
+
+
+def eval_opponent(teacher: str) -> str:
+    """The opponent of the clone's check: the teacher, or a search teacher's blueprint (three
+    searching seats would make the check take hours)."""
+    if not teacher.startswith("search"):
+        return teacher
+    from fzmj.agents.search import parse_search_spec
+
+    return parse_search_spec(teacher)[0]

@@ -1,0 +1,393 @@
+"""Every check of the trainer's config, in one place.
+
+* :func:`check_args` (run by ``Args`` on construction): each key's range, the keys that depend
+  on each other, finite numbers, integers that fit the engine's int32 state and this machine's
+  memory, plain run names, the rules, the files the config names. One ``ConfigError`` line,
+  ``key: expected ..., got ...``.
+* :func:`check_before_start` (``fzmj-train``, before the run folder is made): the device, and
+  the checkpoints and agent specs the config names, loaded or built once, so a bad one stops
+  the run before anything is written.
+* :func:`resume_config` (``--resume``): the config a run continues with. The rule: the
+  checkpoint's stored config passes the same checks as a config file; the keys that name code
+  or places (``COMMAND_LINE_ONLY``: agent specs that may import a module, checkpoints and rules
+  files to read, folders to write) are taken from the command line only (a preset's name in
+  ``rules`` is kept). A stored value of one of them that
+  differs from the default is refused unless the command line gives that key again, so a
+  crafted checkpoint can neither import a module nor send the run's files elsewhere.
+  :func:`check_resume_checkpoint` checks the checkpoint's other fields (counters, generator
+  states, optimizer and pool tensors) before the run folder is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from fzmj_env.checks import MAX_HANDS_PER_GAME, MAX_SEED, MAX_TABLES, physical_memory
+from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
+from fzmj_env.features import HF_NUM_PLANES
+from fzmj_env.rules import available_rules, load_rules
+
+from .config import ConfigError, from_dict, load_config, parse_override
+from .run_dir import RunDirError, check_run_name, resume_run_dir
+from .torch_setup import make_optimizer, pick_device
+
+# ---- ranges ------------------------------------------------------------------------------------------
+POSITIVE = (
+    "num_tables num_steps total_timesteps hands_per_game num_minibatches update_epochs res_channels res_blocks "
+    "log_every save_every eval_hands eval_workers pool_snapshot_every duplicate_group bc_epochs bc_batch_size "
+    "distill_iterations distill_decisions"
+).split()
+NON_NEGATIVE = "torch_threads env_threads eval_every pool_size seed bc_decisions bc_eval_hands eval_records".split()
+UNIT_INTERVAL = ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac", "teacher_anneal")
+CHOICES = {
+    "network": ("mlp", "resnet"),
+    "input_layer": ("auto", "sparse", "dense"),
+    "teacher_mode": ("kl", "ce"),
+    "algo": ("ppo", "distill"),
+}
+# float keys: (lowest allowed, lowest is allowed itself, highest allowed)
+FLOAT_RANGES = {
+    "learning_rate": (0.0, False, 1.0),
+    "bc_learning_rate": (0.0, False, 1.0),
+    "reward_scale": (0.0, False, None),
+    "clip_coef": (0.0, False, None),
+    "ent_coef": (0.0, True, None),
+    "vf_coef": (0.0, True, None),
+    "max_grad_norm": (0.0, False, None),
+    "target_kl": (0.0, False, None),
+    "gamma": (0.0, True, 1.0),
+    "gae_lambda": (0.0, True, 1.0),
+    "teacher_coef": (0.0, True, None),
+    "dist_timeout": (0.0, False, 1e7),
+}
+# integer keys: highest allowed
+INT_MAX = {
+    "seed": MAX_SEED,
+    "num_tables": MAX_TABLES,
+    "hands_per_game": MAX_HANDS_PER_GAME,
+    "num_steps": 1 << 20,
+    "total_timesteps": 1 << 50,
+    "num_minibatches": 1 << 20,
+    "update_epochs": 10_000,
+    "res_channels": 4096,
+    "res_blocks": 256,
+    "torch_threads": 4096,
+    "env_threads": 4096,
+    "eval_hands": 1 << 30,
+    "eval_workers": 1024,
+    "eval_records": 1 << 20,
+    "pool_size": 10_000,
+    "bc_decisions": 1 << 36,
+    "bc_epochs": 10_000,
+    "bc_batch_size": 1 << 24,
+    "bc_eval_hands": 1 << 30,
+    "distill_iterations": 100_000,
+    "distill_decisions": 1 << 36,
+}
+MAX_HIDDEN = 65536
+# the settings that decide the network's parameter shapes: they cannot change on --resume
+NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
+# keys naming code to import or places to read or write: never taken from a checkpoint's config
+COMMAND_LINE_ONLY = (
+    "pool_target",
+    "bc_teacher",
+    "distill_teacher",
+    "bc_checkpoint",
+    "pool_paths",
+    "league_dir",
+    "rules",
+)
+
+
+# ---- Args ---------------------------------------------------------------------------------------------
+def check_args(args) -> None:
+    """Raise :class:`ConfigError` (one line) for the first thing wrong with ``args`` (an ``Args``)."""
+    problems = range_problems(args)
+    if problems:
+        raise ConfigError(problems[0])
+    problems = dependency_problems(args) + hardening_problems(args)
+    if problems:
+        raise ConfigError(problems[0])
+    try:
+        load_rules(args.rules)
+    except ValueError as e:
+        raise ConfigError(f"rules: {e}") from None
+    for i, path in enumerate(args.pool_paths):
+        if not Path(path).is_file():
+            raise ConfigError(f"pool_paths[{i}]: no such checkpoint {path!r}")
+    if args.league_dir:  # a league folder of other rules fails now, not at the first evaluation
+        from fzmj.agents.league import check_league
+
+        try:
+            check_league(args.league_dir, rules=args.rules)
+        except ValueError as e:
+            raise ConfigError(f"league_dir: {e}") from None
+
+
+def _got(args, key: str, what: str) -> str:
+    return f"{key}: {what}, got {getattr(args, key)!r}"
+
+
+def range_problems(args) -> list[str]:
+    """Each key on its own: choices, signs, [0, 1] shares."""
+    out = []
+    if not (args.device in ("auto", "cpu", "cuda") or args.device.startswith("cuda:")):
+        out.append(_got(args, "device", "expected auto, cpu or cuda"))
+    for key, choices in CHOICES.items():
+        if getattr(args, key) not in choices:
+            out.append(_got(args, key, f"expected {', '.join(choices[:-1])} or {choices[-1]}"))
+    out += [_got(args, k, "expected a positive integer") for k in POSITIVE if getattr(args, k) < 1]
+    out += [_got(args, k, "expected a non-negative integer") for k in NON_NEGATIVE if getattr(args, k) < 0]
+    if not (args.dist_timeout > 0):
+        out.append(_got(args, "dist_timeout", "expected a positive number of seconds"))
+    if not (len(args.hidden_sizes) >= 1 and min(args.hidden_sizes) >= 1):
+        out.append(_got(args, "hidden_sizes", "expected positive sizes"))
+    if not (args.learning_rate > 0):
+        out.append(_got(args, "learning_rate", "expected a positive number"))
+    out += [_got(args, k, "expected a number in [0, 1]") for k in UNIT_INTERVAL if not 0.0 <= getattr(args, k) <= 1.0]
+    if not 1 <= args.pool_learner_seats <= 3:
+        out.append(_got(args, "pool_learner_seats", "expected 1, 2 or 3"))
+    if not (args.target_kl is None or args.target_kl > 0):
+        out.append(_got(args, "target_kl", "expected a positive number or null"))
+    if not (args.teacher_coef >= 0):
+        out.append(_got(args, "teacher_coef", "expected a non-negative number"))
+    return out
+
+
+def dependency_problems(args) -> list[str]:
+    """Keys that must agree with each other."""
+    out = []
+    if args.num_tables % args.duplicate_group:
+        out.append(_got(args, "duplicate_group", f"expected a divisor of num_tables ({args.num_tables})"))
+    if args.duplicate_group > 1 and args.hands_per_game != 1:
+        out.append(_got(args, "duplicate_group", "duplicate groups need hands_per_game: 1"))
+    if args.teacher_coef > 0 and args.teacher_mode == "kl" and args.bc_decisions == 0 and not args.bc_checkpoint:
+        out.append(
+            _got(
+                args,
+                "teacher_mode",
+                "kl needs a BC policy (bc_decisions > 0 or bc_checkpoint); use ce or set bc_decisions",
+            )
+        )
+    if args.bc_checkpoint and not Path(args.bc_checkpoint).is_file():
+        out.append(f"bc_checkpoint: no such checkpoint {args.bc_checkpoint!r}")
+    if args.bc_decisions > 0 and args.oracle_critic:
+        out.append(_got(args, "bc_decisions", "behaviour cloning does not support oracle_critic"))
+    if args.algo == "distill" and args.league_dir:
+        out.append(_got(args, "league_dir", "algo distill does not feed a league: expected empty"))
+    if args.algo == "distill" and args.oracle_critic:
+        out.append(_got(args, "oracle_critic", "algo distill fits the policy by cloning: expected false"))
+    return out
+
+
+def _float_problem(key: str, v, lo: float, lo_ok: bool, hi: float | None) -> str | None:
+    if v is None:
+        return None
+    if not math.isfinite(v):
+        return f"{key}: expected a finite number, got {v!r}"
+    if v < lo or (v == lo and not lo_ok) or (hi is not None and v > hi):
+        interval = f"{'[' if lo_ok else '('}{lo:g}, {hi:g}]" if hi is not None else f"{'>=' if lo_ok else '>'} {lo:g}"
+        return f"{key}: expected a number {'in ' if hi is not None else ''}{interval}, got {v!r}"
+    return None
+
+
+def hardening_problems(args) -> list[str]:
+    """Finite numbers, integers that fit the engine and this machine, plain run names."""
+    out: list[str] = []
+    for key, (lo, lo_ok, hi) in FLOAT_RANGES.items():
+        p = _float_problem(key, getattr(args, key), lo, lo_ok, hi)
+        if p:
+            out.append(p)
+    for key, hi in INT_MAX.items():
+        v = getattr(args, key)
+        if v > hi:
+            out.append(f"{key}: expected at most {hi:,}, got {v:,}")
+    if len(args.hidden_sizes) > 64 or max(args.hidden_sizes, default=0) > MAX_HIDDEN:
+        out.append(f"hidden_sizes: expected at most 64 layers of at most {MAX_HIDDEN} units, got {args.hidden_sizes!r}")
+    try:
+        check_run_name(args.exp_name, "exp_name")
+        if args.run_name:
+            check_run_name(args.run_name)
+    except RunDirError as e:
+        out.append(str(e))
+    return out or memory_problems(args)
+
+
+def memory_problems(args) -> list[str]:
+    """Refuse buffers this machine cannot hold: the rollout's (T + 4) * B decisions, the cloned demonstrations."""
+    total = physical_memory()
+    if total is None:
+        return []
+    hf = HF_NUM_PLANES * 27 if args.hand_features else 0
+    per = NUM_CHANNELS * 27 + hf + 62 + 64 + (ORACLE_CHANNELS * 27 if args.oracle_critic else 0)
+    out = []
+    need = (args.num_steps + 4) * args.num_tables * per
+    if need > total:
+        out.append(
+            f"num_tables x num_steps: the rollout buffer needs about {need / 1e9:.1f} GB, "
+            f"more than this machine's {total / 1e9:.1f} GB"
+        )
+    need = args.bc_decisions * per
+    if need > total:
+        out.append(
+            f"bc_decisions: {args.bc_decisions:,} demonstrations need about {need / 1e9:.1f} GB, "
+            f"more than this machine's {total / 1e9:.1f} GB"
+        )
+    return out
+
+
+# ---- before the run starts ---------------------------------------------------------------------------
+def check_before_start(args) -> None:
+    """What the config names, loaded once before anything is written: the device, the pool's and
+    the warm start's checkpoints, the agent specs the run will build."""
+    from .checkpoint import load_checkpoint
+
+    pick_device(args.device)
+    for i, path in enumerate(args.pool_paths):
+        try:
+            load_checkpoint(path)
+        except (FileNotFoundError, ValueError) as e:
+            raise ConfigError(f"pool_paths[{i}]: {e}") from None
+    if args.bc_checkpoint:
+        try:
+            spec = load_checkpoint(args.bc_checkpoint)["policy_spec"]
+        except (FileNotFoundError, ValueError) as e:
+            raise ConfigError(f"bc_checkpoint: {e}") from None
+        changes = network_changes(spec, args, keys=(*NETWORK_KEYS, "hand_features"))
+        if changes:
+            raise ConfigError(f"bc_checkpoint: its network differs from the config's: {changes[0]}")
+    specs = []
+    if args.pool_prob > 0 and args.pool_heuristic_frac > 0:
+        specs.append(("pool_target", args.pool_target))
+    if args.bc_decisions > 0 and not args.bc_checkpoint or (args.teacher_coef > 0 and args.teacher_mode == "ce"):
+        specs.append(("bc_teacher", args.bc_teacher))
+    if args.algo == "distill":
+        specs.append(("distill_teacher", args.distill_teacher))
+    for key, spec in specs:
+        from fzmj.agents import make_agent
+
+        try:
+            make_agent(spec)
+        except ValueError as e:
+            raise ConfigError(f"{key}: {str(e).splitlines()[0]}") from None
+
+
+def network_changes(spec: dict, args, keys=NETWORK_KEYS) -> list[str]:
+    """The network settings of ``args`` that differ from a checkpoint's ``policy_spec``."""
+    return [
+        f"{k}={getattr(args, k)!r} (checkpoint: {spec.get(k)!r})"
+        for k in keys
+        if k in spec and _norm(getattr(args, k)) != _norm(spec.get(k))
+    ]
+
+
+def _norm(v):
+    return list(v) if isinstance(v, (list, tuple)) else v
+
+
+# ---- --resume -----------------------------------------------------------------------------------------
+def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, overrides: list[str]):
+    """The ``cls`` (``Args``) a resumed run continues with (the rule: module docstring)."""
+    if config_file:
+        args = load_config(cls, config_file, overrides)
+    else:
+        stored = ckpt.get("config")
+        if not isinstance(stored, dict):
+            raise ConfigError(f"{ckpt_path}: the checkpoint holds no training config; pass --config")
+        given = dict(parse_override(o) for o in overrides)
+        defaults = _defaults(cls)
+        stored = dict(stored)  # runs_dir and run_name stay: checked, then replaced by the checkpoint's folder
+        if stored.get("rules") in available_rules():  # a preset's name: no file is read
+            defaults["rules"] = stored["rules"]
+        for key in COMMAND_LINE_ONLY:
+            if key in stored and key not in given and stored[key] != defaults[key]:
+                raise ConfigError(
+                    f"{ckpt_path}: its config sets {key}={stored[key]!r}; a resumed run takes {key} from the "
+                    f"command line only (pass --set {key}=... to keep it)"
+                )
+        args = from_dict(cls, {**stored, **given}, where=f"{ckpt_path} config")
+    overridden = [parse_override(o)[0] for o in overrides]
+    _resume_in_place(args, ckpt, ckpt_path, overridden)
+    return args
+
+
+def _defaults(cls) -> dict:
+    out = {}
+    for f in dataclasses.fields(cls):
+        out[f.name] = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    return out
+
+
+def _resume_in_place(args, ckpt: dict, ckpt_path: str, overridden: list[str]) -> None:
+    """The network cannot change, and the run continues in the checkpoint's own run folder
+    (never where the checkpoint file's config says)."""
+    spec = ckpt.get("policy_spec")
+    changes = network_changes(spec if isinstance(spec, dict) else {}, args)
+    if changes:
+        raise ConfigError(
+            f"--resume keeps the checkpoint's network; cannot change {changes[0]} (start a new run for another network)"
+        )
+    run_dir = resume_run_dir(ckpt_path)
+    asked = Path(args.runs_dir) / args.run_name if {"runs_dir", "run_name"} & set(overridden) else None
+    if asked is not None and asked.resolve() != run_dir:
+        raise ConfigError(
+            f"--resume continues in the checkpoint's own run folder {run_dir}, not {asked}; "
+            "copy the run folder first to continue it elsewhere"
+        )
+    args.runs_dir, args.run_name = str(run_dir.parent), run_dir.name
+
+
+def check_resume_checkpoint(ckpt: dict, path: str) -> None:
+    """The fields a resume reads that ``load_checkpoint`` does not check (it checks the policy,
+    the counters and the pool): the world size, the generator states and the optimizer, each
+    tried on a throwaway copy. ``ConfigError`` (one line) for the first that does not fit."""
+    from fzmj.agents.policy import build_policy
+
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"{path}: not a resumable checkpoint: {what}")
+
+    ws = ckpt.get("world_size", 1)
+    if isinstance(ws, bool) or not isinstance(ws, int) or not 1 <= ws <= 1 << 20:
+        raise bad(f"world_size is {ws!r}, expected a positive integer")
+    rng = ckpt.get("rng", {})
+    if not isinstance(rng, dict):
+        raise bad(f"rng is a {type(rng).__name__}, expected generator states")
+    try:
+        _try_rng(rng)
+    except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as e:
+        raise bad(f"rng: {_first_line(e)}") from None
+    policy = build_policy(ckpt["policy_spec"])
+    try:
+        if ckpt.get("optimizer"):
+            _try_optimizer(policy, ckpt["optimizer"], make_optimizer)
+    except (TypeError, ValueError, RuntimeError, KeyError, AttributeError, IndexError) as e:
+        raise bad(f"optimizer: {_first_line(e)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+
+
+def _try_rng(rng: dict) -> None:
+    before = torch.get_rng_state()
+    try:
+        if "torch" in rng:
+            torch.set_rng_state(rng["torch"])
+    finally:
+        torch.set_rng_state(before)
+    if "numpy" in rng:
+        np.random.default_rng().bit_generator.state = rng["numpy"]
+
+
+def _try_optimizer(policy: torch.nn.Module, state: dict, make_optimizer) -> None:
+    opt = make_optimizer(policy, 1e-4)
+    opt.load_state_dict(state)
+    for p in policy.parameters():
+        for k, v in opt.state.get(p, {}).items():
+            if k != "step" and (not isinstance(v, torch.Tensor) or v.shape != p.shape):
+                raise ValueError(f"state {k!r} of a parameter of shape {tuple(p.shape)} does not fit")

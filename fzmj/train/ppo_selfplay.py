@@ -1,0 +1,197 @@
+"""PPO self-play for Fuzhou Mahjong: one shared policy plays all four seats (CleanRL-style).
+
+    fzmj-train --config configs/ppo_default.yaml [--set key=value ...] [--resume CKPT]
+    fzmj-train --nproc N ...   (or torchrun ... -m fzmj.train.ppo_selfplay ...): N ranks, train/distributed.py
+
+Reading order: the config (``train/args.py``), then :func:`train`, one loop over named steps,
+each in its own module: setup (``build.py``), rollout over the B tables of a ``VectorEnv``
+(``rollout.py``; the policy is evaluated once per step for every table's acting seat),
+advantages along each (table, seat)'s own decisions (``advantages.py``,
+``selfplay_buffer.py``), the clipped PPO update (``update.py``, ``teacher.py``), logging
+(``metrics.py``), checkpoints (``checkpoint.py``) and evaluation against ``random`` and
+``heuristic`` (``evaluation.py``). Every config check lives in ``config_checks.py``.
+
+Steps are env steps: one decision of the seat to act at one table, whoever plays it.
+TensorBoard events and checkpoints go to ``runs/<run_name>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from fzmj_env.cli import OneLineParser
+
+from . import distributed
+from .args import Args
+from .checkpoint import CheckpointWriteError, load_checkpoint, remove_stale_temporaries
+from .config import ConfigError, field_docs, load_config
+from .config_checks import check_before_start, check_resume_checkpoint, resume_config
+from .distill import distill
+from .run_checks import GracefulStop, NonFiniteError
+from .run_dir import RunDirError, open_run_dir
+from .run_setup import setup_run
+from .update import ppo_update
+
+__all__ = ["Args", "main", "parse_args", "train"]
+
+
+def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ranks) -> int:
+    """The run, in ``run_dir`` (created, locked and checked writable by :func:`main`): a loop over
+    updates of rollout, advantages, update, log, save and evaluate. Returns the exit code."""
+    run = setup_run(args, resume, run_dir, ranks)
+    agent, optimizer, buffer = run.agent, run.optimizer, run.rollout.buffer
+    global_step = run.global_step
+    stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit
+    for update in range(run.start_update, args.num_updates + 1):
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / args.num_updates) * args.learning_rate
+        teacher_coef = run.teacher.coef(update, args.num_updates)
+
+        # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
+        run.rollout.refresh_values(agent)
+        t_rollout, cpu_start = time.perf_counter(), time.process_time()
+        steps = run.rollout.collect(agent, args.num_steps, stop)
+        if stop.requested:  # mid-rollout: the weights are still those of the last update
+            run.saver.save(update - 1, global_step)
+            break
+        global_step += steps
+
+        # ---- advantages along each (table, seat)'s own decisions -------------------------------
+        t_update = time.perf_counter()
+        batch = run.advantages.batch(buffer, ranks)
+
+        # ---- PPO update ---------------------------------------------------------------------------
+        result = ppo_update(agent, optimizer, buffer, batch, args, run.teacher, teacher_coef, ranks, update)
+        result.carried = run.advantages.carry_over(buffer, skipped=batch[3])
+        times = {"rollout": t_update - t_rollout, "update": time.perf_counter() - t_update}
+        times["cpu"] = time.process_time() - cpu_start
+
+        # ---- logging ------------------------------------------------------------------------------
+        run.logger.scalars(global_step, optimizer.param_groups[0]["lr"], teacher_coef, result, times)
+        run.advantages.log(run.writer, global_step)
+        if update % args.pool_snapshot_every == 0:
+            run.rollout.pool.add_snapshot(agent)
+
+        # ---- checkpoint and evaluation ------------------------------------------------------------
+        evaluate = run.evaluator.due(update, stop.requested)
+        if evaluate or update == args.num_updates or update % args.save_every == 0 or stop.requested:
+            run.saver.save(update, global_step)
+        if evaluate:
+            run.evaluator.run(run.saver.latest, update, global_step)
+        run.logger.console(update, global_step, result, times, run.evaluator.latest)
+        if stop.requested:
+            break
+
+    run.writer.close()
+    stop.restore()
+    if stop.requested:
+        latest = run.saver.latest
+        print(f"stopped: {global_step:,} steps; checkpoint {latest} (continue with --resume {latest})", flush=True)
+        return 130
+    ranks.finish(agent, optimizer, run.rollout.pool)  # same weights everywhere, then leave the group
+    print(f"done: {global_step:,} steps; checkpoint {run_dir / 'checkpoints' / 'latest.pt'}", flush=True)
+    return 0
+
+
+def parse_args(argv=None) -> tuple[Args, dict | None]:
+    """The config of the command line, checked; and the checkpoint to resume (or None)."""
+    docs = field_docs(Args)
+    keys = "\n".join(f"  {f.name} ({f.type}): {docs.get(f.name, '')}" for f in dataclasses.fields(Args))
+    parser = OneLineParser(  # usage errors: one line, exit 2
+        prog="fzmj-train",
+        description="PPO self-play for Fuzhou Mahjong (one policy, four seats).",
+        epilog=f"config keys (YAML file or --set key=value):\n{keys}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--config", help="YAML config file (default: the built-in defaults)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config key (repeatable), e.g. --set num_tables=512",
+    )
+    parser.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
+    parser.add_argument("--device", help="shortcut for --set device=...")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run already in the run folder (default: a fresh run into a folder holding a run is refused)",
+    )
+    parser.add_argument(  # handled by distributed.launch before parsing
+        "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
+    )
+    ns = parser.parse_args(argv)
+    overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
+    overrides += ["overwrite=true"] if ns.overwrite else []
+    try:
+        ckpt = None
+        if ns.resume:
+            ckpt = load_checkpoint(ns.resume)
+            args = resume_config(Args, ckpt, ns.resume, ns.config, overrides)
+            check_resume_checkpoint(ckpt, ns.resume)
+        else:
+            args = load_config(Args, ns.config, overrides)
+        check_before_start(args)
+        return args, ckpt
+    except (ConfigError, FileNotFoundError, ValueError) as e:
+        parser.error(str(e))
+
+
+def _fail(message: str, code: int) -> int:
+    """One line on stderr, the exit code (README, "Errors": 2 usage/input, 1 the run failed)."""
+    print(f"fzmj-train: error: {message}", file=sys.stderr, flush=True)
+    return code
+
+
+def main(argv=None) -> int:
+    if (rc := distributed.launch(argv)) is not None:  # --nproc N: relaunch under torchrun
+        return rc
+    args, resume = parse_args(argv)
+    ranks = distributed.join(args)  # the torchrun group, when launched by torchrun
+    if not args.run_name:
+        args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
+    args.run_name = ranks.broadcast_object(args.run_name)  # rank 0's clock names the run
+    run_dir = Path(args.runs_dir) / args.run_name
+    # before anything is compiled or allocated: a folder we cannot write, or that holds another
+    # run (or is in use by one), stops here; rank 0 alone owns (and locks) it
+    lock = None
+    if ranks.main:
+        try:
+            lock = open_run_dir(run_dir, resume=resume is not None, overwrite=args.overwrite)
+        except RunDirError as e:
+            return _fail(str(e), 2)
+        remove_stale_temporaries(run_dir / "checkpoints")  # a killed run's half-written checkpoints
+    latest = run_dir / "checkpoints" / "latest.pt"
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        if args.algo == "distill":  # expert iteration (train/distill.py): same config, run folder, checkpoints
+            return distill(args, resume, run_dir, ranks)
+        return train(args, resume, run_dir, ranks)
+    except NonFiniteError as e:
+        kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
+        return _fail(f"{e}; the run stopped, {kept} (lower learning_rate or check the config)", 1)
+    except CheckpointWriteError as e:
+        return _fail(f"{e}; the run stopped", 1)
+    except MemoryError:
+        return _fail("out of memory: lower num_tables, num_steps or the network size", 1)
+    except KeyboardInterrupt:
+        kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
+        print(f"fzmj-train: interrupted; {kept}", file=sys.stderr, flush=True)
+        return 130
+    finally:
+        if lock is not None:
+            lock.release()
+        if sigint is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, sigint)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

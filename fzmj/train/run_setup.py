@@ -1,0 +1,159 @@
+"""The trainer's setup: everything a run needs, built in a fixed order (the order draws from the
+seeded generators, so it is part of "same seed, same run"): counters, TensorBoard, seeds,
+device, env, network and optimizer, warm start and teacher, opponents, the resumed state, the
+rollout buffer and the rollout itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+import torch
+
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.vector import VectorEnv
+
+from .advantages import GAE, make_advantages
+from .checkpoint import Saver, set_rng_state
+from .config import to_yaml
+from .evaluation import Evaluator
+from .metrics import HandStats, Logger
+from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
+from .opponents import make_pool
+from .rollout import Rollout
+from .selfplay_buffer import SelfPlayBuffer
+from .teacher import Teacher, prepare_teacher
+from .torch_setup import make_optimizer, pick_device
+
+
+@dataclass
+class Run:
+    """A run's parts, as the training loop uses them."""
+
+    args: object
+    ranks: object
+    device: torch.device
+    agent: ActorCritic
+    optimizer: torch.optim.Optimizer
+    advantages: GAE
+    teacher: Teacher
+    rollout: Rollout
+    saver: Saver
+    evaluator: Evaluator
+    logger: Logger
+    writer: object
+    start_update: int
+    global_step: int
+
+
+def make_env(args, env_seed: int, env_threads: int, auto_reset: bool) -> VectorEnv:
+    return VectorEnv(
+        args.num_tables,
+        rules=args.rules,
+        seed=env_seed,
+        hands_per_game=args.hands_per_game,
+        oracle=args.oracle_critic,
+        reward_scale=args.reward_scale,
+        num_threads=env_threads,
+        auto_reset=auto_reset,
+    )
+
+
+def make_network(args, device: torch.device) -> ActorCritic:
+    return ActorCritic(
+        args.network,
+        args.hidden_sizes,
+        args.res_channels,
+        args.res_blocks,
+        args.input_layer,
+        args.oracle_critic,
+        obs_planes=OBS_SHAPE[0],
+        hand_features=args.hand_features,
+    ).to(device)
+
+
+def write_config(writer, args, global_step: int) -> None:
+    writer.add_text("config", "```yaml\n" + to_yaml(args) + "```", global_step)
+    writer.add_text(
+        "hyperparameters",
+        "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
+        global_step,
+    )
+
+
+def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
+    """Build a run in ``run_dir`` (created, locked and checked writable by ``main``)."""
+    ckpt_dir = run_dir / "checkpoints"
+    start_update, global_step = 1, 0
+    if resume is not None:
+        start_update, global_step = resume["update"] + 1, resume["global_step"]
+        start_update = ranks.start_update(resume, global_step, args.batch_size, start_update)
+    # on resume, TensorBoard drops the old run's events logged after the checkpoint
+    writer = ranks.writer(run_dir, purge_step=global_step + 1 if resume is not None else None)
+    write_config(writer, args, global_step)
+
+    np_rng = np.random.default_rng(ranks.rank_seed(args.seed))
+    torch.manual_seed(ranks.rank_seed(args.seed))
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    device = ranks.device(pick_device(args.device))
+
+    # a resumed run plays new games: the env seed moves on with the update number; each rank its own tables
+    env_seed = ranks.rank_seed((args.seed * 1_000_003 + start_update - 1) % 2**63)
+    env_threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    env_threads = ranks.share_cores(args.torch_threads, args.env_threads, env_threads)
+    advantages = make_advantages(args, env_seed)
+    env = make_env(args, env_seed, env_threads, advantages.auto_reset)
+
+    agent = make_network(args, device)
+    optimizer = make_optimizer(agent, args.learning_rate)
+    teacher = prepare_teacher(args, agent, writer, ckpt_dir, resume, device, ranks.main)
+    pool = make_pool(args, np_rng, device)
+    if resume is not None:
+        agent.load_state_dict(resume["model"])
+        if resume.get("optimizer"):
+            optimizer.load_state_dict(resume["optimizer"])
+        set_rng_state(resume.get("rng", {}), np_rng)
+        ranks.reseed(np_rng, args.seed, start_update)  # ranks > 0: their own streams again
+        if resume.get("pool"):
+            pool.load_state_dicts(agent, resume["pool"])
+    ranks.broadcast_module(agent)  # every rank starts from rank 0's weights
+    teacher.after_broadcast(agent)
+
+    B, T = args.num_tables, args.num_steps
+    # room for a rollout plus the carried decisions
+    buffer = SelfPlayBuffer(
+        B,
+        (T + advantages.carry_room) * B,
+        (agent.in_planes, OBS_SHAPE[1]),
+        NUM_ACTIONS,
+        device,
+        ORACLE_SHAPE if args.oracle_critic else None,
+    )
+    stats = HandStats()
+    print(
+        f"fzmj-train: run {run_dir}  device {device}  {B} tables x {T} steps = {B * T} steps/update, "
+        f"{args.num_updates} updates  (torch threads {torch.get_num_threads()})",
+        flush=True,
+    )
+    return Run(
+        args=args,
+        ranks=ranks,
+        device=device,
+        agent=agent,
+        optimizer=optimizer,
+        advantages=advantages,
+        teacher=teacher,
+        rollout=Rollout(env, advantages, pool, buffer, stats, device, ranks.size, args.oracle_critic),
+        saver=Saver(ckpt_dir, args, agent, optimizer, pool, np_rng, ranks),
+        evaluator=Evaluator(args, run_dir, writer, ranks.main),
+        logger=Logger(writer, args.num_updates, args.log_every, stats, ranks, global_step),
+        writer=writer,
+        start_update=start_update,
+        global_step=global_step,
+    )
