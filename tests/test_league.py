@@ -278,7 +278,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert "duplicate agent spec" in msg
     assert "--workers" in _cli_error(["--agents", "random", "heuristic", "--workers", "0", "--dir", d], capsys)
 
-    _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", d])
+    _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", d, "--seed", "0"])
     assert "seed 0, not 3" in _cli_error(["--dir", d, "--seed", "3"], capsys)
     assert "hands per pairing 16, not 32" in _cli_error(["--dir", d, "--hands-per-pairing", "32"], capsys)
     assert "format 1v3, not 2v2" in _cli_error(["--dir", d, "--format", "2v2"], capsys)
@@ -416,7 +416,7 @@ def test_cache_entries_edited_or_malformed_are_refused(tmp_path, capsys):
 
 def test_league_files_with_wrong_types_are_refused(tmp_path, capsys):
     d = tmp_path / "lg"
-    _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", str(d)])
+    _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", str(d), "--seed", "0"])
     cfg, roster = (d / "config.json").read_text(), (d / "roster.json").read_text()
     for field, value in [("seed", "7"), ("seed", -1), ("hands_per_pairing", -1), ("batch", 2.0), ("format", 3)]:
         (d / "config.json").write_text(json.dumps({**json.loads(cfg), field: value}))

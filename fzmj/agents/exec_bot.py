@@ -61,6 +61,10 @@ FALLBACKS = {"random": RandomAgent, "heuristic": HeuristicAgent}
 __all__ = [
     "ExecAgent",
     "ExecSpec",
+    "close_all_bots",
+    "install_worker_cleanup",
+    "parse_line",
+    "parse_actions",
     "parse_exec_spec",
     "normalize_exec_spec",
     "exec_identity",
@@ -301,9 +305,59 @@ class _BotFault(Exception):
         self.kind = kind
 
 
-def _kill_group(proc: subprocess.Popen, owner: int) -> None:
-    """Close our ends of the pipes, kill the bot's process group and reap the bot (the kill and
-    the reaping only in the process that started it: a forked child's copy leaves it alone)."""
+MAX_LINE = 64 << 20  # bytes in one answer line; a longer one is garbage
+# Every process a bot starts inherits this variable (value: a token per bot process): the kill
+# finds them by it even after they left the bot's process group and tree (setsid, double fork).
+MARK_VAR = "FZMJ_BOT_PROCESS"
+_LIVE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> _Process not closed yet
+
+
+def _children_map() -> tuple[dict, dict]:
+    """(pid -> parent pid, pid -> environ bytes) of this user's processes, read from /proc
+    (empty where /proc is missing or a process vanished meanwhile)."""
+    parents, environs = {}, {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return parents, environs
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            parents[int(name)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+            with open(f"/proc/{name}/environ", "rb") as f:
+                environs[int(name)] = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+    return parents, environs
+
+
+def _descendants(root: int, token: bytes) -> set[int]:
+    """The processes under ``root`` in the process tree, and every process that carries the bot's
+    mark ``token`` in its environment (the ones that left the tree); this process excluded."""
+    parents, environs = _children_map()
+    mark = f"{MARK_VAR}=".encode() + token + b"\0"
+    found = {pid for pid, env in environs.items() if mark in env}
+    kids: dict = {}
+    for pid, ppid in parents.items():
+        kids.setdefault(ppid, []).append(pid)
+    todo = [root, *found]
+    while todo:
+        for c in kids.get(todo.pop(), ()):
+            if c not in found:
+                found.add(c)
+                todo.append(c)
+    found.discard(os.getpid())
+    return found
+
+
+def _kill_group(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> None:
+    """Close our ends of the pipes, kill the bot's process group, its descendants and whatever
+    carries its mark, and reap the bot (the kill and the reaping only in the process that started
+    it: a forked child's copy leaves it alone)."""
+    _LIVE.pop(key, None)
     for f in (proc.stdin, proc.stdout):
         try:
             if f is not None:
@@ -312,26 +366,99 @@ def _kill_group(proc: subprocess.Popen, owner: int) -> None:
             pass
     if os.getpid() != owner:
         return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    for _ in range(3):  # a process may fork while we kill: look again until none is found
+        pids = _descendants(proc.pid, token) if proc.returncode is None or _ == 0 else set()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not pids:
+            break
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover - a process stuck in the kernel
         pass
 
 
+def close_all_bots() -> None:
+    """Kill every bot process this process started (an exiting worker's clean-up)."""
+    for p in list(_LIVE.values()):
+        p.close()
+
+
+def _on_sigterm(signum, frame) -> None:  # pragma: no cover - runs in a terminated worker
+    close_all_bots()
+    os._exit(128 + signum)
+
+
+def install_worker_cleanup() -> None:
+    """In a worker process: kill this process's bots when it is terminated (``Pool.terminate``
+    sends SIGTERM, which would skip every clean-up) and when it exits normally (a pool worker
+    leaves through ``os._exit``: only multiprocessing's own finalizers run)."""
+    from multiprocessing import util
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    util.Finalize(None, close_all_bots, exitpriority=10)
+
+
+def _one_line(what, limit: int = 80) -> str:
+    from fzmj_env.checks import short_repr
+
+    return short_repr(what, limit)
+
+
+def parse_line(raw: bytes) -> dict:
+    """One line of a bot as a JSON object, or a ``garbage`` fault; never another exception
+    (invalid UTF-8, nesting deeper than the parser's recursion limit, integers beyond Python's
+    digit limit, lone surrogates: all are faults)."""
+    try:
+        msg = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise _BotFault("garbage", f"JSON nested too deep: {_one_line(raw[:60])}") from None
+    except Exception:  # noqa: BLE001 - whatever the decoder makes of a hostile line is a fault
+        raise _BotFault("garbage", f"not JSON: {_one_line(raw[:60])}") from None
+    if not isinstance(msg, dict):
+        raise _BotFault("garbage", f"not a JSON object: {_one_line(raw[:60])}")
+    return msg
+
+
+def parse_actions(ans: dict, req_id: int, n: int) -> np.ndarray:
+    """The actions of an ``act`` answer to request ``req_id`` with ``n`` rows, as int64 with -1
+    for every entry that is not an integer in ``0..NUM_ACTIONS-1`` (booleans, floats, strings,
+    big integers of either sign); a malformed answer is a ``garbage`` fault."""
+    acts = ans.get("actions")
+    rid = ans.get("id")
+    if (
+        ans.get("type") != "act"
+        or type(rid) is not int
+        or rid != req_id
+        or not isinstance(acts, list)
+        or len(acts) != n
+    ):
+        raise _BotFault("garbage", f"expected an act answer to request {req_id} with {n} action(s)")
+    return np.array([x if type(x) is int and 0 <= x < NUM_ACTIONS else -1 for x in acts], dtype=np.int64)
+
+
 class _Process:
     """One running bot: its pipes, a read buffer, the handshake's answer."""
 
     def __init__(self, spec: ExecSpec):
+        token = os.urandom(12).hex()
+        env = {**os.environ, MARK_VAR: token}
         self.proc = subprocess.Popen(
-            spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True
+            spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True, env=env
         )
         self.owner = os.getpid()
-        self.finalizer = weakref.finalize(self, _kill_group, self.proc, self.owner)
-        self.buf = b""
+        _LIVE[id(self)] = self
+        self.finalizer = weakref.finalize(self, _kill_group, self.proc, self.owner, token.encode(), id(self))
+        self.buf = bytearray()
+        self.scanned = 0  # bytes of buf known to hold no newline
+        self.nl = -1  # index of the first newline in buf, -1: none found yet
         self.fields: tuple[str, ...] = ("view",)
         self.max_batch = 0
         self.name = None
@@ -339,6 +466,27 @@ class _Process:
 
     def close(self) -> None:
         self.finalizer()
+
+    def _scan(self) -> None:
+        """Find the first newline in the buffer; each byte is searched once (linear in the line)."""
+        if self.nl < 0:
+            self.nl = self.buf.find(b"\n", self.scanned)
+            if self.nl < 0:
+                self.scanned = len(self.buf)
+                if self.scanned > MAX_LINE:
+                    raise _BotFault("garbage", f"a line longer than {MAX_LINE >> 20} MiB")
+
+    def _line(self) -> bytes | None:
+        """The next complete line in the buffer (without its newline), None if there is none yet."""
+        self._scan()
+        if self.nl < 0:
+            return None
+        raw = bytes(self.buf[: self.nl])
+        del self.buf[: self.nl + 1]
+        self.nl, self.scanned = -1, 0
+        if len(raw) > MAX_LINE:
+            raise _BotFault("garbage", f"a line longer than {MAX_LINE >> 20} MiB")
+        return raw
 
     def exchange(self, line: str | None, deadline: float) -> dict:
         """Write ``line`` (if any) and read one answer line before ``deadline``, as a dict."""
@@ -349,12 +497,12 @@ class _Process:
         if len(out):
             poller.register(fout, select.POLLOUT)
         while True:
-            nl = self.buf.find(b"\n")
-            if nl >= 0 and not len(out):
-                raw, self.buf = self.buf[:nl], self.buf[nl + 1 :]
-                if not raw.strip():
-                    continue
-                return self._parse(raw)
+            if not len(out):
+                raw = self._line()
+                while raw is not None and not raw.strip():
+                    raw = self._line()
+                if raw is not None:
+                    return parse_line(raw)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise _BotFault("timeout", "no answer in time")
@@ -370,22 +518,14 @@ class _Process:
                     if not len(out):
                         poller.unregister(fout)
                 elif ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
-                    chunk = os.read(fin, 1 << 20)
+                    try:
+                        chunk = os.read(fin, 1 << 20)
+                    except OSError as e:
+                        raise _BotFault("crash", f"stdout unreadable ({e.strerror})") from None
                     if not chunk:
                         raise _BotFault("crash", "closed its stdout")
                     self.buf += chunk
-                    if len(self.buf) > 64 << 20:
-                        raise _BotFault("garbage", "a line longer than 64 MiB")
-
-    @staticmethod
-    def _parse(raw: bytes) -> dict:
-        try:
-            msg = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise _BotFault("garbage", f"not JSON: {raw[:80]!r}") from None
-        if not isinstance(msg, dict):
-            raise _BotFault("garbage", f"not a JSON object: {raw[:80]!r}")
-        return msg
+                    self._scan()  # a line past the limit is refused as it arrives
 
     def exit_status(self) -> str:
         try:
@@ -414,6 +554,7 @@ class ExecAgent(Agent):
         self._last_pid = None
         self._faults = dict.fromkeys(FAULTS + ("fallback_decisions",), 0)
         self._fallback = None
+        self.fallback_rows = np.zeros(0, dtype=np.int64)  # rows of the last act() the fallback played
 
     # -- public -------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -437,6 +578,7 @@ class ExecAgent(Agent):
                         break  # a fault killed it: the fallback plays the rest of this call
                     out[lo : lo + step] = self._request(obs[lo : lo + step], mask[lo : lo + step])
         bad = np.flatnonzero(out < 0)
+        self.fallback_rows = bad  # the evaluator marks these hands as played partly by the fallback
         if bad.size:
             out[bad] = self._fallback_agent().act(obs[bad], mask[bad])
             self._faults["fallback_decisions"] += int(bad.size)
@@ -520,22 +662,26 @@ class ExecAgent(Agent):
         return self._proc
 
     def _check_hello(self, ans: dict) -> None:
+        """Take the bot's hello, field by field, as only well-typed values (else a ``garbage`` fault)."""
         if ans.get("type") != "hello" or ans.get("protocol") != PROTOCOL:
             raise _BotFault("garbage", f'expected {{"type": "hello", "protocol": "{PROTOCOL}", ...}}')
-        if ans.get("version") != VERSION:
+        version = ans.get("version")
+        if type(version) is not int or version != VERSION:
             self._restarts = self.spec.restarts  # another protocol version will not fix itself
-            raise _BotFault("garbage", f"speaks version {ans.get('version')!r}, this engine speaks {VERSION}")
+            raise _BotFault("garbage", f"speaks version {_one_line(version)}, this engine speaks {VERSION}")
         fields = ans.get("obs", ["view"])
         if isinstance(fields, str):
             fields = [fields]
-        if not isinstance(fields, list) or not set(fields) <= set(OBS_FIELDS):
-            raise _BotFault("garbage", f"obs must list some of {OBS_FIELDS}, got {fields!r}")
-        mb = ans.get("max_batch", 0) or 0
-        if isinstance(mb, bool) or not isinstance(mb, int) or mb < 0:
-            raise _BotFault("garbage", f"max_batch must be a non-negative integer, got {mb!r}")
-        self._proc.fields = tuple(fields)
-        self._proc.max_batch = mb
-        self._proc.name = ans.get("name")
+        if not isinstance(fields, list) or not all(isinstance(f, str) and f in OBS_FIELDS for f in fields):
+            raise _BotFault("garbage", f"obs must list some of {OBS_FIELDS}, got {_one_line(fields)}")
+        mb = ans.get("max_batch", 0)
+        mb = 0 if mb is None else mb
+        if type(mb) is not int or mb < 0:
+            raise _BotFault("garbage", f"max_batch must be a non-negative integer, got {_one_line(mb)}")
+        name = ans.get("name")
+        self._proc.fields = tuple(dict.fromkeys(fields))
+        self._proc.max_batch = min(mb, 1 << 30)
+        self._proc.name = name[:200] if isinstance(name, str) else None
 
     def _request(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The bot's actions for these rows; -1 where the fallback must play (fault, illegal)."""
@@ -548,14 +694,12 @@ class ExecAgent(Agent):
             self._seed_pending = False
         try:
             ans = proc.exchange(line, time.monotonic() + self.spec.timeout)
-            acts = ans.get("actions")
-            if ans.get("type") != "act" or ans.get("id") != self._req or not isinstance(acts, list) or len(acts) != n:
-                raise _BotFault("garbage", f"expected an act answer to request {self._req} with {n} action(s)")
+            a = parse_actions(ans, self._req, n)
         except _BotFault as e:
             self._fault(e, n)
             return np.full(n, -1, dtype=np.int64)
-        a = np.array([x if isinstance(x, int) and not isinstance(x, bool) else -1 for x in acts], dtype=np.int64)
-        ok = (a >= 0) & (a < NUM_ACTIONS)
+        acts = ans["actions"]
+        ok = a >= 0
         ok[ok] = mask[np.flatnonzero(ok), a[ok]] == 1
         if not ok.all():
             k = int(np.flatnonzero(~ok)[0])
@@ -565,7 +709,7 @@ class ExecAgent(Agent):
                 return np.where(ok, a, -1)
             more = "; further illegal answers are counted, not printed" if self._illegal_lines == 3 else ""
             self._say(
-                f"illegal: answered {acts[k]!r} where the legal actions are {np.flatnonzero(mask[k]).tolist()} "
+                f"illegal: answered {_one_line(acts[k])} where the legal actions are {np.flatnonzero(mask[k]).tolist()} "
                 f"({int((~ok).sum())} of {n} table(s)); {self.spec.fallback} plays those{more}"
             )
             a[~ok] = -1

@@ -73,6 +73,7 @@ from fzmj_env.actions import A_PASS, NUM_ACTIONS, substitute_action
 from fzmj_env.checks import MAX_SEED, MAX_TABLES, check_action, check_float, check_int, check_seed
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.seeding import agent_key, keyed_agent_seed
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 __all__ = ["SingleSeatEnv", "SingleSeatVectorEnv", "ENV_ID"]
@@ -119,8 +120,9 @@ class _Opponents:
         self._one = np.empty(1, dtype=np.int64)
 
     def reset(self, seed: int) -> None:
+        key = agent_key(seed)  # the opponents' seeds are keyed hashes: they cannot give the walls' seed away
         for i, a in enumerate(self.agents):
-            reset_agent(a, (seed * 4 + i + 1) % (2**63))
+            reset_agent(a, keyed_agent_seed(key, i + 1))
 
     def _act(self, i: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         agent = self.agents[i]
@@ -192,7 +194,7 @@ class _SeatDriver:
         base = int(self._rng.integers(0, MAX_SEED, dtype=np.uint64, endpoint=True))
         # a fresh VectorEnv per reset: game k of table t is then game_seed(base, t, k), never a repeat
         self.venv = VectorEnv(self.B, seed=base, **self.kwargs)
-        self.opponents.reset(base % (2**62))
+        self.opponents.reset(base)
         self.obs, self.mask, self.seat = self.venv.reset()
         self.games = np.zeros(self.B, dtype=np.int64)
         self.ls = self._seat_of(self.tables)

@@ -34,6 +34,7 @@ from fzmj_env.encode import NUM_CHANNELS, encode_table
 from fzmj_env.game import Game, IllegalActionError
 from fzmj_env.record import make_record, replay
 from fzmj_env.rules import DEFAULT_RULES, load_rules
+from fzmj_env.seeding import agent_key, draw_seed, keyed_agent_seed
 
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .outpath import check_out_path, write_atomic
@@ -42,13 +43,17 @@ from .replay import asset, fill, page_meta, replay_html, script_json
 MAX_LOG = 200
 
 
-def play_agents(agents: list, hands: int = 1, seed: int = 0, rules=DEFAULT_RULES) -> dict:
-    """A record of four agents (objects or specs, seat order) playing a ``hands``-hand match."""
+def play_agents(
+    agents: list, hands: int = 1, seed: int = 0, rules=DEFAULT_RULES, agent_seed: int | None = None
+) -> dict:
+    """A record of four agents (objects or specs, seat order) playing a ``hands``-hand match.
+    ``agent_seed``: the key of the agents' reset seeds (default: derived from ``seed``, one-way)."""
     if len(agents) != 4:
         raise ValueError(f"need 4 agents, one per seat, got {len(agents)}")
     objs = [make_agent(a) for a in agents]
+    key = agent_key(seed) if agent_seed is None else agent_seed
     for s, a in enumerate(objs):
-        reset_agent(a, _agent_seed(seed, s))
+        reset_agent(a, _agent_seed(key, s))
     game = Game(rules, hands_per_game=hands)
     game.reset(seed=seed)
     obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
@@ -93,8 +98,9 @@ class AgentError(RuntimeError):
     """An agent of another seat failed (raised, or answered an action the engine refuses)."""
 
 
-def _agent_seed(seed: int, seat: int) -> int:
-    return (seed * 4 + seat) % 2**64  # every seed 0..2**64-1 gives each agent a valid seed
+def _agent_seed(key: int, seat: int) -> int:
+    """The reset seed of the agent at ``seat``: a keyed hash that tells it nothing about the walls."""
+    return keyed_agent_seed(key, seat)
 
 
 class Session:
@@ -112,6 +118,7 @@ class Session:
         rules=DEFAULT_RULES,
         record_path: Path | None = None,
         reviewer=None,
+        agent_seed: int | None = None,
     ):
         if not 0 <= seat <= 3:
             raise ValueError(f"seat must be 0..3, got {seat}")
@@ -124,9 +131,10 @@ class Session:
         for s in range(4):
             self.agents.append(None if s == seat else next(others))
         self.names = ["you" if a is None else str(getattr(a, "name", "agent")) for a in self.agents]
+        self.agent_seed = agent_key(seed) if agent_seed is None else agent_seed  # never shown to the agents
         for s, a in enumerate(self.agents):
             if a is not None:
-                reset_agent(a, _agent_seed(seed, s))
+                reset_agent(a, _agent_seed(self.agent_seed, s))
         self.game = Game(self.rules, hands_per_game=hands)
         self.game.reset(seed=seed)
         self._scratch = Game(self.rules, hands_per_game=1)  # replays a hand-ending step to keep its final state
@@ -244,7 +252,7 @@ class Session:
 
     def record(self) -> dict:
         rec = make_record(self.game)
-        rec["meta"] = {"source": "fzmj-play", "seats": self.names}
+        rec["meta"] = {"source": "fzmj-play", "seats": self.names, "agent_seed": self.agent_seed}
         return rec
 
     def save(self, path: Path) -> Path:
@@ -542,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--agents takes 1 or 3 specs (the other seats), got {len(args.agents)}")
     if not 0 <= args.port <= 65535:
         p.error(f"--port must be 0..65535, got {args.port}")
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % 2**32)
+    seed = args.seed if args.seed is not None else draw_seed()  # 64 secret bits: no bot can search them
     if not 0 <= seed < 2**64:
         p.error(f"--seed must be in 0..2**64-1, got {seed}")
     try:  # refused before anything starts: a directory, a device, an unwritable folder, an existing record
@@ -574,8 +582,9 @@ def _serve(server: PlayServer, args, agents: list, seed: int, rules, out: Path) 
     t0 = time.perf_counter()
     try:
         session = Session(
-            agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out, reviewer=args.reviewer
-        )
+            agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out, reviewer=args.reviewer,
+            agent_seed=draw_seed(),  # the agents' key: secret, written into the record at the end
+        )  # fmt: skip
     except AgentError as e:  # an agent failed before the person's first turn
         server.server_close()
         print(f"fzmj-play: error: {e}", file=sys.stderr)

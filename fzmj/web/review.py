@@ -16,6 +16,7 @@ from fzmj_env.actions import NUM_ACTIONS, action_name
 from fzmj_env.encode import NUM_CHANNELS, encode_table
 from fzmj_env.game import Game
 from fzmj_env.record import replay
+from fzmj_env.seeding import agent_key, keyed_agent_seed
 
 TOP = 5  # actions listed per decision
 LARGEST = 10  # disagreements listed in the summary
@@ -65,7 +66,8 @@ def review_record(record: dict, agent, seat: int) -> dict:
         raise ValueError(f"the seat to review must be 0..3, got {seat!r}")
     name = agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
     agent = make_agent(agent)
-    reset_agent(agent, (int(record.get("seed", 0)) * 4 + seat) % 2**64)
+    # a keyed hash of the record's seed: the reviewer cannot turn it back into the walls' seed
+    reset_agent(agent, keyed_agent_seed(agent_key(int(record.get("seed", 0))), seat))
     steps, obs, masks, played = _seat_decisions(record, seat)
     probs, values = _probs(agent, obs, masks) if steps else (np.zeros((0, NUM_ACTIONS)), None)
     at, gaps = {}, []

@@ -36,8 +36,17 @@ A REF equal to the first agent plays the same games: exactly 0, interval [0, 0].
 
 **Determinism.** The walls are split into fixed batches of ``batch // 4`` walls (``batch``
 tables at once); every agent is ``reset(seed)`` at the start of each batch with a seed
-derived from (seed, batch index, agent). The results depend on (agents, hands, seed,
+``keyed_agent_seed(agent_seed, batch index, agent, own seed)``: a keyed BLAKE2b hash, which tells
+the agent nothing about the walls' seed. The results depend on (agents, hands, seed, agent_seed,
 batch, rules) only, never on ``workers``.
+
+**Secret seeds.** Without ``--seed``, a run draws a secret 64-bit walls' seed; without
+``--agent-seed``, ``fzmj-eval`` draws the agents' key too (the library's ``evaluate`` derives it
+from ``seed`` instead). Both are shown only after the play, in the report, ``results.json``
+(``seed``, ``agent_seed``, ``reproduce``) and the records: ``--seed S --agent-seed K`` replays
+the run exactly; ``--seed S`` alone gives the same walls, and the same results for agents that
+do not draw random numbers. A seed a bot knows (a small or published one) lets it deal every
+wall: see docs/protocol.md, "Threat model".
 """
 
 from .cli import main

@@ -9,6 +9,7 @@ import sys
 
 from fzmj_env.cli import OneLineParser, check_output_file, run_cli
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.seeding import draw_seed
 
 from .. import SPEC_HELP, AgentSpecError
 from .report import markdown, plot
@@ -35,7 +36,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--hands", type=int, default=1000, help="hands to play, rounded up to a multiple of 4 (default 1000)"
     )
-    p.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the walls (default: a secret one drawn for the run, printed afterwards); a seed "
+        "others know lets a bot that knows it deal every wall",
+    )
+    p.add_argument(
+        "--agent-seed",
+        type=int,
+        metavar="K",
+        help="key of the agents' reset seeds (default: a secret one drawn for the run, printed afterwards); "
+        "give the printed --seed and --agent-seed to replay a run exactly",
+    )
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="plot score distributions and cumulative scores")
@@ -70,8 +83,9 @@ def _check_args(p: argparse.ArgumentParser, args) -> None:
             p.error(f"{flag} must be >= 1")
     if args.batch < 4 or args.batch % 4:
         p.error("--batch must be a positive multiple of 4")
-    if not 0 <= args.seed < 2**64:
-        p.error("--seed must be in 0..2**64-1")
+    for flag, value in (("--seed", args.seed), ("--agent-seed", args.agent_seed)):
+        if value is not None and not 0 <= value < 2**64:
+            p.error(f"{flag} must be in 0..2**64-1")
     try:  # the outputs are written after the work: check them before it
         if args.out is not None:
             check_output_file(args.out, "--out")
@@ -90,6 +104,7 @@ def _run(args) -> int:
         args.agents,
         args.hands,
         seed=args.seed,
+        agent_seed=draw_seed() if args.agent_seed is None else args.agent_seed,  # secret unless given
         workers=args.workers,
         progress=not args.no_progress,
         rules=args.rules,

@@ -9,20 +9,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fzmj_env.core.engine import GAMMA, mix64
+from fzmj_env.seeding import keyed_agent_seed
 
 from .. import Agent, make_agent, reset_agent
+from ..exec_bot import install_worker_cleanup
 
 _MAX_STEPS = 5000  # a hand takes < 300 decisions; more means an agent or engine bug
 
 
 class EvalConfigError(ValueError):
     """A bad evaluation setting (number of agents, hands, workers, seed, batch, rules)."""
-
-
-def _mix64(z: int) -> int:
-    """The engine's SplitMix64 finalizer ``mix64`` on the low 64 bits of ``z``."""
-    return int(mix64(np.uint64(z & (2**64 - 1))))
 
 
 def wall_seeds(seed: int, walls: int, start: int = 0) -> np.ndarray:
@@ -32,15 +28,13 @@ def wall_seeds(seed: int, walls: int, start: int = 0) -> np.ndarray:
     return np.array([int(game_seed(np.uint64(seed), w, 0)) for w in range(start, start + walls)], dtype=np.uint64)
 
 
-def agent_seed(seed: int, batch: int, agent: int, own_seed=0) -> int:
-    """Seed of distinct agent ``agent`` in batch ``batch``: a function of the evaluation seed, and
-    of the agent's own seed (``random:SEED``) when it has one other than 0, so that ``random:1``
-    and ``random:2`` play different games while ``random`` (= ``random:0``) keeps its streams."""
-    g = int(GAMMA)
-    z = _mix64(_mix64(seed + g * (batch + 1)) ^ (g * (agent + 1) + 0x632BE59BD9B4E019))
-    if isinstance(own_seed, (int, np.integer)) and not isinstance(own_seed, bool) and own_seed:
-        z = _mix64(z ^ _mix64(int(own_seed) % 2**64))
-    return z >> 1
+def agent_seed(key: int, batch: int, agent: int, own_seed=0) -> int:
+    """Seed of distinct agent ``agent`` in batch ``batch``: a keyed hash (``keyed_agent_seed``) under
+    the run's agent key, of (batch, agent, the agent's own seed such as ``random:SEED``), so that
+    ``random:1`` and ``random:2`` play different games. One-way: it tells the agent nothing about
+    the walls' seed."""
+    own = int(own_seed) if isinstance(own_seed, (int, np.integer)) and not isinstance(own_seed, bool) else 0
+    return keyed_agent_seed(key, batch, agent, own)
 
 
 @dataclass
@@ -50,10 +44,11 @@ class Setup:
     slot_agent: np.ndarray  # (4,) distinct agent index of each slot
     agents: list  # distinct agents (objects) or their specs (built lazily in a worker)
     rules: object  # fzmj_env.rules.Rules
-    seed: int
+    seed: int  # the walls' seed
     batch: int
     walls: int
     log: bool = False  # keep every table's decisions (for --save-records)
+    agent_key: int = 0  # the key of the agents' reset seeds (``agent_seed``), never shown to them
 
 
 _WORKER_SETUP: Setup | None = None
@@ -65,7 +60,8 @@ def _worker_init(setup: Setup) -> None:
     torch = sys.modules.get("torch")  # one thread per worker process (only if an agent uses torch)
     if torch is not None:
         torch.set_num_threads(1)
-    _WORKER_SETUP = Setup(setup.slot_agent, agents, setup.rules, setup.seed, setup.batch, setup.walls, setup.log)
+    _WORKER_SETUP = replace(setup, agents=agents)
+    install_worker_cleanup()  # a terminated or finished worker kills its exec bots' processes
 
 
 def _worker_play(b: int):
@@ -84,10 +80,13 @@ def add_faults(total: list, part: list) -> None:
 
 
 def play_batch(setup: Setup, b: int, progress=None):
-    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32, decisions, log).
+    """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32,
+    decisions, log, fell_back).
 
     ``log`` (only with ``setup.log``): (acting seats, actions), both (steps, jobs) int8, seat -1
-    where the job's game was over; otherwise None.
+    where the job's game was over; otherwise None. ``fell_back`` (jobs,) bool: the hands in which
+    an agent's fallback played at least one decision (an ``exec:`` bot that faulted; see
+    ``fallback_rows`` in docs/protocol.md): the paired evaluation must not pair those.
     """
     from fzmj_env.vector import RESULT_WIDTH, VectorEnv
 
@@ -98,11 +97,12 @@ def play_batch(setup: Setup, b: int, progress=None):
     seeds = np.repeat(wall_seeds(setup.seed, nw, w0), 4)  # job j = 4 * wall + rotation
     rot = np.tile(np.arange(4), nw)
     for i, agent in enumerate(setup.agents):
-        reset_agent(agent, agent_seed(setup.seed, b, i, getattr(agent, "seed", 0)))
+        reset_agent(agent, agent_seed(setup.agent_key, b, i, getattr(agent, "seed", 0)))
     env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False)
     obs, mask, seat = env.reset(seeds=seeds)
     results = np.zeros((n, RESULT_WIDTH), dtype=np.int32)
     active = np.ones(n, dtype=bool)
+    fell_back = np.zeros(n, dtype=bool)
     actions = np.zeros(n, dtype=np.int64)
     slot_agent = setup.slot_agent
     decisions = 0
@@ -134,6 +134,9 @@ def play_batch(setup: Setup, b: int, progress=None):
                 )
             actions[sel] = a
             decisions += sel.size
+            fb = getattr(agent, "fallback_rows", None)  # rows of this call its fallback played
+            if fb is not None and len(fb):
+                fell_back[sel[fb]] = True
         if setup.log:
             log_seats.append(np.where(active, seat, -1).astype(np.int8))
             log_actions.append(actions.astype(np.int8))
@@ -152,7 +155,7 @@ def play_batch(setup: Setup, b: int, progress=None):
     if progress is not None:
         progress(n)
     log = (np.stack(log_seats), np.stack(log_actions)) if setup.log else None
-    return results, decisions, log
+    return results, decisions, log, fell_back
 
 
 def _keep(keeper, setup: Setup, b: int, results: np.ndarray, log) -> None:
@@ -209,7 +212,10 @@ def with_ref(setup: Setup, specs: list, paired) -> tuple[Setup, list, str]:
     reset seeds); REF reuses an index when it is one of the agents already. Also REF's specs list and name."""
     key = paired.strip() if isinstance(paired, str) else id(paired)
     keys = [sp if isinstance(sp, str) else id(sp) for sp in specs]
-    agents, specs = list(setup.agents), list(specs)
+    # agents given as specs start afresh, as in the first run (an exec bot's restarts and its
+    # process's state would otherwise carry over); objects are the caller's, reused as they are
+    agents = [make_agent(sp) if isinstance(sp, str) else a for a, sp in zip(setup.agents, specs, strict=True)]
+    specs = list(specs)
     if key in keys:
         idx = keys.index(key)
     else:
@@ -230,12 +236,13 @@ def default_start_method() -> str:
 
 def play_all(
     setup: Setup, specs: list, workers: int, start_method, keeper, bar, faults: list
-) -> tuple[np.ndarray, int]:
+) -> tuple[np.ndarray, int, np.ndarray]:
     """Every batch of ``setup``, in this process or in ``workers`` processes (same results): the
-    job results in wall order and the number of decisions taken; exec bots' faults are added
-    to ``faults`` (one slot per distinct agent)."""
+    job results in wall order, the number of decisions taken and, per job, whether a fallback
+    played in it; exec bots' faults are added to ``faults`` (one slot per distinct agent)."""
     n_batches = -(-setup.walls // (setup.batch // 4))
     parts: list = []
+    fell: list = []
     decisions = 0
     if workers == 1:
         for b in range(n_batches):
@@ -244,19 +251,28 @@ def play_all(
             def tick(k, base=done_before):
                 bar.update(base + k - bar.n)
 
-            res, dec, log = play_batch(setup, b, tick)
+            res, dec, log, fb = play_batch(setup, b, tick)
             add_faults(faults, pop_faults(setup.agents))
             parts.append(res)
+            fell.append(fb)
             decisions += dec
             _keep(keeper, setup, b, res, log)
-        return np.concatenate(parts), decisions
+        return np.concatenate(parts), decisions, np.concatenate(fell)
     remote = replace(setup, agents=list(specs))  # specs are rebuilt in each worker; objects are inherited
     ctx = mp.get_context(start_method or default_start_method())
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(remote,)) as pool:
-        for b, (res, dec, log, f) in enumerate(pool.imap(_worker_play, range(n_batches))):
+    pool = ctx.Pool(workers, initializer=_worker_init, initargs=(remote,))
+    try:
+        for b, (res, dec, log, fb, f) in enumerate(pool.imap(_worker_play, range(n_batches))):
             add_faults(faults, f)
             parts.append(res)
+            fell.append(fb)
             decisions += dec
             _keep(keeper, setup, b, res, log)
             bar.update(len(res))
-    return np.concatenate(parts), decisions
+    except BaseException:
+        pool.terminate()  # SIGTERM: the workers' handler (install_worker_cleanup) kills their bots first
+        pool.join()
+        raise
+    pool.close()  # the workers end normally: their exit hook kills their bots
+    pool.join()
+    return np.concatenate(parts), decisions, np.concatenate(fell)

@@ -27,6 +27,7 @@ class RecordKeeper:
         self.slot_agent = np.asarray(slot_agent)
         self.rules = rules
         self.seed = seed
+        self.agent_seed = None  # the run's agent key, set by the evaluator
         n_agents = len(names)
         self.max_records = 2 * n_agents if max_records is None else int(max_records)
         self.k = max(1, math.ceil(self.max_records / (2 * n_agents)))
@@ -82,6 +83,7 @@ class RecordKeeper:
             "source": "fzmj-eval",
             "why": why,
             "eval_seed": self.seed,
+            "agent_seed": self.agent_seed,
             "wall": wall,
             "rotation": rotation,
             "seats": [self.names[self.slot_agent[(s - rotation) % 4]] for s in range(4)],

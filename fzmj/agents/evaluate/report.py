@@ -18,6 +18,9 @@ def markdown(res: dict) -> str:
         f"seed {res['seed']}, rules `{res['rules']}`; drawn hands {100 * res['draw_rate']:.1f}%",
         "",
     ]
+    if "agent_seed" in res:  # the seeds are shown only now, after the play (docs/protocol.md, Threat model)
+        drawn = "drawn for this run, secret while it played; " if res.get("seed_source") == "drawn" else ""
+        lines += [f"_Seeds: {drawn}replay it with `{res['reproduce']}`._", ""]
     rates = ("win_rate", "self_draw_rate", "deal_in_rate")
     head = ["mean score / hand", "95% CI", "win %", "self-draw %", "deal-in %"]
     rows = [
@@ -59,9 +62,18 @@ def markdown(res: dict) -> str:
             "",
             *md_table(head, "lrlr", [[f"{p['agent']} vs {p['ref']}", _f(p["mean"]), _ci(p["ci95"]), str(p["hands"])]]),
         ]
-    for name, f in (res.get("bot_faults") or {}).items():
+        if not p.get("clean", True):
+            lines += ["", f"**paired: not clean** — {p['warning']}."]
+    faults = [(name, f, "") for name, f in (res.get("bot_faults") or {}).items()]
+    faults += [
+        (name, f, " in the paired run") for name, f in ((res.get("paired") or {}).get("bot_faults") or {}).items()
+    ]
+    for name, f, where in faults:
         if any(f.values()):
-            lines += ["", f"**{name}** faults: " + ", ".join(f"{k} {v}" for k, v in f.items()) + " (docs/protocol.md)"]
+            what = ", ".join(f"{k} {v}" for k, v in f.items())
+            lines += ["", f"**{name}** faults{where}: {what} (docs/protocol.md)"]
+    if res.get("hands_with_fallback"):
+        lines += ["", f"_A fallback played in {res['hands_with_fallback']} of {res['hands']} hands._"]
     t = res.get("timing", {})
     if t.get("hands_per_s"):
         lines += ["", f"_{t['elapsed_s']:.1f} s, {t['hands_per_s']:.0f} hands/s, {t['workers']} worker(s)_"]

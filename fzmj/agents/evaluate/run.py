@@ -10,6 +10,7 @@ import numpy as np
 
 from fzmj_env.checks import MAX_TABLES, check_int, check_memory, check_seed
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.seeding import agent_key, draw_seed
 
 from .play import EvalConfigError, Setup, distinct_agents, play_all, with_ref
 from .stats import aggregate, paired_stats
@@ -23,7 +24,7 @@ RESULT_VERSION = 1
 def _check_settings(hands, workers, seed, batch, max_records) -> tuple[int, int, int, int]:
     """The integer settings through the one validator (a bad one is an :class:`EvalConfigError`)."""
     try:
-        out = (check_int("hands", hands, 1), check_int("workers", workers, 1), check_seed(seed))
+        out = (check_int("hands", hands, 1), check_int("workers", workers, 1), check_seed(seed, "seed"))
         batch = check_int("batch", batch, 4, MAX_TABLES)
         if batch % 4:
             raise ValueError(f"batch must be a positive multiple of 4, got {batch}")
@@ -51,6 +52,9 @@ def _result(setup: Setup, names: list[str], hands: int, results: np.ndarray, tim
         "version": RESULT_VERSION,
         "format": "duplicate: every wall played once per seat rotation (4 hands per wall)",
         "seed": setup.seed,
+        "agent_seed": setup.agent_key,
+        "seed_source": timing["seed_source"],
+        "reproduce": f"--seed {setup.seed} --agent-seed {setup.agent_key}",
         "hands": 4 * setup.walls,
         "hands_requested": hands,
         "walls": setup.walls,
@@ -71,7 +75,7 @@ def _result(setup: Setup, names: list[str], hands: int, results: np.ndarray, tim
 def evaluate(
     agents: list,
     hands: int,
-    seed: int = 0,
+    seed: int | None = None,
     workers: int = 1,
     progress: bool = True,
     *,
@@ -81,6 +85,7 @@ def evaluate(
     save_records: str | None = None,
     max_records: int | None = None,
     paired=None,
+    agent_seed: int | None = None,
     _raw: bool = False,
 ) -> dict:
     """Play ``hands`` hands in the duplicate format and return the statistics (``results.json``).
@@ -99,8 +104,20 @@ def evaluate(
 
     ``paired``: an agent or spec REF; every hand is played again with REF in slot 0 and the
     result gains ``"paired"`` (see the module docstring).
+
+    ``seed``: the walls' seed; None (the default) draws a secret one (64 bits from the operating
+    system), which the agents never see and the results report afterwards. ``agent_seed``: the key
+    of the agents' reset seeds (a keyed hash of batch and agent, which reveals neither key nor
+    walls); None derives it from ``seed`` (one-way), so ``seed`` alone replays the run. The results
+    report both (``"seed"``, ``"agent_seed"``, ``"reproduce"``).
     """
+    source = "given" if seed is not None else "drawn"
+    seed = draw_seed() if seed is None else seed
     hands, workers, seed, batch = _check_settings(hands, workers, seed, batch, max_records)
+    try:
+        key = agent_key(seed) if agent_seed is None else check_seed(agent_seed, "agent_seed")
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
     rules_obj = _load_rules(rules)
     slot_agent, objs, names, specs = distinct_agents(agents)
     walls = -(-hands // 4)
@@ -113,7 +130,8 @@ def evaluate(
         from .records import RecordKeeper
 
         keeper = RecordKeeper(names, slot_agent, rules_obj, seed, max_records)
-    setup = Setup(slot_agent, objs, rules_obj, seed, batch, walls, keeper is not None)
+        keeper.agent_seed = key
+    setup = Setup(slot_agent, objs, rules_obj, seed, batch, walls, keeper is not None, key)
     ref = None if paired is None else with_ref(setup, specs, paired)
     workers = min(workers, -(-walls // (batch // 4)))
     t0 = time.perf_counter()
@@ -123,19 +141,30 @@ def evaluate(
     bar = tqdm(total=total, unit="hand", desc="fzmj-eval", disable=not progress, file=sys.stderr, smoothing=0.1)
     faults: list = [None] * len(objs)  # per distinct agent: exec bots' fault counts
     try:
-        results, decisions = play_all(setup, specs, workers, start_method, keeper, bar, faults)
+        results, decisions, fell_back = play_all(setup, specs, workers, start_method, keeper, bar, faults)
         if ref is not None:
             ref_faults: list = [None] * len(ref[0].agents)
-            ref_results, ref_decisions = play_all(ref[0], ref[1], workers, start_method, None, bar, ref_faults)
+            ref_results, ref_decisions, ref_fell_back = play_all(
+                ref[0], ref[1], workers, start_method, None, bar, ref_faults
+            )
             decisions += ref_decisions
     finally:
         bar.close()
-    timing = {"elapsed_s": time.perf_counter() - t0, "decisions": int(decisions), "workers": workers}
+    timing = {
+        "elapsed_s": time.perf_counter() - t0, "decisions": int(decisions), "workers": workers, "seed_source": source,
+    }  # fmt: skip
     out, raw = _result(setup, names, hands, results, timing, total)
     if ref is not None:
-        out["paired"] = paired_stats(results, ref_results, walls, names[slot_agent[0]], ref[2])
+        out["paired"] = paired_stats(
+            results, ref_results, walls, names[slot_agent[0]], ref[2], fell_back, ref_fell_back
+        )
+        ref_names = [*names, ref[2]][: len(ref_faults)]
+        if any(f is not None for f in ref_faults):  # the REF run's faults: the pairing's opponents
+            out["paired"]["bot_faults"] = {ref_names[i]: f for i, f in enumerate(ref_faults) if f is not None}
     if any(f is not None for f in faults):  # only with exec: agents (docs/protocol.md, Faults)
         out["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
+    if fell_back.any():
+        out["hands_with_fallback"] = int(fell_back.sum())
     if keeper is not None:
         out["records"] = [str(p) for p in keeper.write(save_records)]
     if _raw:

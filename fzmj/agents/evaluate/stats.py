@@ -157,8 +157,34 @@ def _ratings(per_hand: dict, names: list[str]) -> dict | None:
     }
 
 
-def paired_stats(results: np.ndarray, ref_results: np.ndarray, walls: int, agent: str, ref: str) -> dict:
-    """Slot 0's score per hand minus REF's in the same seat on the same wall: mean, interval over walls."""
+def paired_stats(
+    results: np.ndarray,
+    ref_results: np.ndarray,
+    walls: int,
+    agent: str,
+    ref: str,
+    fell_back: np.ndarray | None = None,
+    ref_fell_back: np.ndarray | None = None,
+) -> dict:
+    """Slot 0's score per hand minus REF's in the same seat on the same wall: mean, interval over walls.
+
+    ``fell_back`` / ``ref_fell_back`` (jobs,) bool: the hands of each run in which a fallback
+    played for a faulting bot. The opponents of such a hand are not the same in the two runs, so
+    its wall is left out of the mean and the interval, and the result says so: ``clean`` is
+    False, ``walls_excluded`` counts them (a run without faults is ``clean``)."""
     d = slot_view(results, walls)["points"][:, :, 0] - slot_view(ref_results, walls)["points"][:, :, 0]
-    mean, ci = mean_ci95(d.mean(axis=1))
-    return {"agent": agent, "ref": ref, "slot": 0, "mean": mean, "ci95": ci, "hands": 4 * walls}
+    bad = np.zeros(walls, dtype=bool)
+    for fb in (fell_back, ref_fell_back):
+        if fb is not None:
+            bad |= np.asarray(fb, dtype=bool).reshape(walls, 4).any(axis=1)
+    keep = ~bad
+    mean, ci = mean_ci95(d[keep].mean(axis=1)) if keep.any() else (None, None)
+    out = {"agent": agent, "ref": ref, "slot": 0, "mean": mean, "ci95": ci, "hands": 4 * int(keep.sum())}
+    out["clean"] = not bad.any()
+    out["walls_excluded"] = int(bad.sum())
+    if bad.any():
+        out["warning"] = (
+            f"a fallback played for a faulting bot in {int(bad.sum())} of {walls} walls (in either run): their "
+            "opponents differ between the runs, so they are left out; the remaining walls may not be a fair sample"
+        )
+    return out

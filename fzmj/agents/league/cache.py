@@ -16,6 +16,7 @@ from fzmj_env.checks import check_int
 
 from ..evaluate.play import default_start_method
 from ..evaluate.run import evaluate
+from ..exec_bot import install_worker_cleanup
 from .folder import (
     LEAGUE_VERSION,
     MATCH_DIR,
@@ -187,12 +188,16 @@ def _results(tasks: list, workers: int, start_method: str | None):
     if workers == 1:
         yield from map(_play_match, tasks)
         return
-    pool = mp.get_context(start_method or default_start_method()).Pool(workers)  # as the evaluator's
+    ctx = mp.get_context(start_method or default_start_method())  # as the evaluator's
+    pool = ctx.Pool(workers, initializer=install_worker_cleanup)  # a worker's exit kills its exec bots
     try:
         yield from pool.imap_unordered(_play_match, tasks)
-    finally:
-        pool.terminate()
+    except BaseException:  # also a generator closed early (GeneratorExit)
+        pool.terminate()  # SIGTERM: the workers' handler kills their bots' processes first
         pool.join()
+        raise
+    pool.close()
+    pool.join()
 
 
 def play(

@@ -45,7 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=FORMATS, help="1v3 (default): A vs three B and B vs three A; 2v2: A B A B")
     p.add_argument("--rules", help=f"rule preset or rules file (default {DEFAULT_RULES}; fixed per folder)")
-    p.add_argument("--seed", type=int, help="seed of the walls (default 0; fixed per folder)")
+    p.add_argument(
+        "--seed", type=int, help="seed of the walls (default: drawn at random for a new folder; fixed per folder)"
+    )
     p.add_argument(
         "--workers", type=int, default=1, help="processes playing matches (default 1; results do not depend on it)"
     )

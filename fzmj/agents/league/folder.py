@@ -12,6 +12,7 @@ from pathlib import Path
 
 from fzmj_env.checks import MAX_SEED, check_int
 from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.seeding import draw_seed
 
 from .. import SPEC_HELP, AgentSpecError, make_agent
 from ..evaluate.run import DEFAULT_BATCH
@@ -219,7 +220,8 @@ def open_league(
     if rules is not None and Path(rules).is_file():
         rules = str(Path(rules).resolve())
     cfg_path = root / CONFIG_FILE
-    base = {"seed": 0, "format": "1v3", "hands_per_pairing": DEFAULT_HANDS, "batch": DEFAULT_BATCH}
+    # a new folder's walls come from a secret drawn seed (a bot that knew it could deal them); kept in config.json
+    base = {"seed": draw_seed(), "format": "1v3", "hands_per_pairing": DEFAULT_HANDS, "batch": DEFAULT_BATCH}
     base_rules, base_rid = DEFAULT_RULES, None
     if cfg_path.exists():
         base, base_rules, base_rid = _stored_settings(cfg_path)
