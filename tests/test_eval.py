@@ -249,7 +249,8 @@ def test_paired_cli_table_and_json(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "| heuristic vs heuristic | +0.00 | [+0.00, +0.00] | 32 |" in text
     assert json.loads(out.read_text())["paired"] == {
-        "agent": "heuristic", "ref": "heuristic", "slot": 0, "mean": 0.0, "ci95": [0.0, 0.0], "hands": 32
+        "agent": "heuristic", "ref": "heuristic", "slot": 0, "mean": 0.0, "ci95": [0.0, 0.0], "hands": 32,
+        "clean": True, "walls_excluded": 0,
     }  # fmt: skip
 
 

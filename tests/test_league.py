@@ -47,6 +47,8 @@ def bot(tmp_path, monkeypatch):
 
 
 def _league(argv, capsys=None) -> dict:
+    if "--seed" not in argv:  # a new folder draws a secret seed: these tests compare folders on seed 0
+        argv = [*argv, "--seed", "0"]
     rc = L.main(argv + ["--no-progress"])
     assert rc == 0
     d = Path(argv[argv.index("--dir") + 1])
@@ -164,7 +166,7 @@ def test_results_do_not_depend_on_workers(tmp_path, bot):
         assert a["agents"] == b["agents"]
     # spawned workers (what a league with a ppo: agent gets once torch is loaded): the same results
     d = tmp_path / "w3"
-    cfg = L.open_league(d, hands_per_pairing=96)
+    cfg = L.open_league(d, hands_per_pairing=96, seed=0)
     ents = L.entrants(L.add_agents(d, ["random", "heuristic", bot]))
     assert L.play(d, cfg, ents, workers=2, progress=False, start_method="spawn")["matches"] == 6
     assert json.dumps(_no_played(L.standings(d, cfg, ents)), sort_keys=True) == json.dumps(
@@ -175,7 +177,8 @@ def test_results_do_not_depend_on_workers(tmp_path, bot):
 def test_resume_after_a_kill(tmp_path, bot):
     d = tmp_path / "lg"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
-    argv = ["--agents", "heuristic", "python:league_bot:Slow", "random", "--hands-per-pairing", "64", "--dir", str(d)]
+    argv = ["--agents", "heuristic", "python:league_bot:Slow", "random", "--hands-per-pairing", "64", "--seed", "0"]
+    argv += ["--dir", str(d)]
     proc = subprocess.Popen(
         [sys.executable, "-m", "fzmj.agents.league", *argv, "--no-progress"],
         cwd=tmp_path,
@@ -356,8 +359,8 @@ def test_pair_differences_are_the_evaluators(tmp_path):
     from fzmj.agents.evaluate import evaluate
 
     res = _league(["--agents", "heuristic", "random", "--hands-per-pairing", "64", "--dir", str(tmp_path / "a")])
-    ab = evaluate(["heuristic", "random"], hands=32, progress=False)["pairwise"][0]
-    ba = evaluate(["random", "heuristic"], hands=32, progress=False)["pairwise"][0]
+    ab = evaluate(["heuristic", "random"], hands=32, seed=0, progress=False)["pairwise"][0]
+    ba = evaluate(["random", "heuristic"], hands=32, seed=0, progress=False)["pairwise"][0]
     assert (ab["a"], ba["a"]) == ("heuristic", "random")
     assert res["pairs"][0]["mean_diff"] == pytest.approx((ab["mean_diff"] - ba["mean_diff"]) / 2, abs=1e-9)
     two = _league(
@@ -373,7 +376,7 @@ def test_pair_differences_are_the_evaluators(tmp_path):
             str(tmp_path / "b"),
         ]
     )
-    p = evaluate(["heuristic", "random", "heuristic", "random"], hands=32, progress=False)["pairwise"][0]
+    p = evaluate(["heuristic", "random", "heuristic", "random"], hands=32, seed=0, progress=False)["pairwise"][0]
     assert two["pairs"][0]["mean_diff"] == pytest.approx(p["mean_diff"], abs=1e-9)
     assert two["pairs"][0]["ci95"] == pytest.approx(p["ci95"], abs=1e-9)
 

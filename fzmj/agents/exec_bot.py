@@ -26,6 +26,12 @@ Faults (one line on stderr each, counted in :meth:`ExecAgent.pop_faults`, play n
   ``restarts`` times; after that the fallback plays the seat for the rest of the run).
 * ``illegal`` (a well-formed answer with an action its mask does not allow): the fallback
   plays that table's decision; the bot keeps running.
+
+Every line the bot writes goes through :func:`parse_line` and :func:`parse_actions` (or the
+hello's check): a well-typed answer or a fault, never another exception. ``fallback_rows``
+after each ``act`` holds the rows its fallback played (the paired evaluation leaves those
+hands' walls out). Stopping a bot kills its process group, its descendants and every process
+carrying its environment mark (docs/protocol.md, "What is contained").
 """
 
 from __future__ import annotations
