@@ -373,7 +373,7 @@ def _kill_group(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> N
     if os.getpid() != owner:
         return
     for _ in range(3):  # a process may fork while we kill: look again until none is found
-        pids = _descendants(proc.pid, token) if proc.returncode is None or _ == 0 else set()
+        pids = _descendants(proc.pid, token)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
