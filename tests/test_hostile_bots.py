@@ -4,10 +4,12 @@ must fail: the run goes on, the fault is counted, no process is left, no seed gi
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import time
@@ -44,6 +46,7 @@ def legal(actions, mask) -> bool:
 
 
 _PAYLOADS = Path(tempfile.mkdtemp(prefix="fzmj-hostile-"))
+atexit.register(shutil.rmtree, _PAYLOADS, True)  # the long lines are 100+ MiB
 
 
 def _payload(x: str | bytes) -> str:
