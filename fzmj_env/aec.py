@@ -18,6 +18,9 @@ Observation: ``fzmj_env.encode`` v2 (``docs/observation.md``) from the observing
 perspective. ``action_mask`` is the legal actions of the acting agent, all zeros for the others
 while the game runs; once the game is over every agent's mask is pass-only (a valid mask for
 libraries that ask a policy to act on the final observation; the action is never stepped).
+Every array and dict the env hands out (``observe``, ``last``, ``infos``) is the caller's own: the
+env checks actions against its own copy of the mask, so writing into a returned array never
+changes the game or what the env accepts.
 
 Parallel API: seats do not act in a fixed cycle (claims go to whoever has an option, R8/R10),
 so PettingZoo's ``aec_to_parallel`` cannot wrap this env (``is_parallelizable=False``,
@@ -62,6 +65,7 @@ outside the space asserts, call order is enforced).
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -295,8 +299,17 @@ class raw_env(AECEnv, EzPickle):
     # ---- observations ----------------------------------------------------------------------
     def observe(self, agent):
         if self._plain_obs:
-            return self._observe_v1(agent)
+            return self._observe_owned(agent)
         return self._present(self._observe_v1(agent))
+
+    def _observe_owned(self, agent):
+        """The int8 observation dict with arrays the caller owns: the acting agent's cached
+        arrays are the ones the env checks the next action against, so they go out as copies
+        (writing into a returned array never reaches the game)."""
+        d = self._observe_v1(agent)
+        if d is self._obs:
+            return {"observation": d["observation"].copy(), "action_mask": d["action_mask"].copy()}
+        return d
 
     def _observe_v1(self, agent):
         if agent == self._obs_agent:
@@ -396,8 +409,8 @@ class raw_env(AECEnv, EzPickle):
             rew = points[i] * scale
             self.rewards[a] = rew
             self._cumulative_rewards[a] += rew
-            if self._info_mode == "full":
-                self.infos[a]["result"] = result
+            if self._info_mode == "full":  # each agent its own copy: game.results feeds the record
+                self.infos[a]["result"] = copy.deepcopy(result)
             elif self._info_mode == "numeric":
                 self.infos[a].update(_numeric_result(result))
         self._rewards_dirty = True
@@ -407,8 +420,8 @@ class raw_env(AECEnv, EzPickle):
                 from .record import make_record
 
                 rec = make_record(game)
-                for a in self.agents:
-                    self.infos[a]["record"] = rec
+                for a in self.agents:  # each agent its own copy: the record shares game.results' dicts
+                    self.infos[a]["record"] = copy.deepcopy(rec)
 
     def _update_oracle(self) -> None:
         out = np.empty((4, encode.ORACLE_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
