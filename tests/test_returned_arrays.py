@@ -76,6 +76,33 @@ def test_aec_env_returned_arrays_are_the_callers(kwargs):
     assert np.array_equal(env.state(), twin.state())
 
 
+def test_wrapped_aec_env_checks_actions_against_its_own_mask():
+    """env()'s TerminateIllegalWrapper: a zeroed legal action is still legal, an illegal one the
+    caller marked legal still ends the game as illegal (never the engine blaming itself)."""
+    env, twin = fzmj_env.env(), fzmj_env.env()
+    env.reset(seed=8)
+    twin.reset(seed=8)
+    steps = 0
+    while not any(twin.terminations.values()):
+        obs, *_ = env.last()
+        twin.last()
+        action = int(np.flatnonzero(obs["action_mask"])[0])
+        obs["action_mask"][:] = 0  # the caller's copy: the env does not read it
+        env.step(action)
+        twin.step(action)
+        steps += 1
+        assert env.terminations == twin.terminations and env.rewards == twin.rewards
+        assert np.array_equal(env.unwrapped.state(), twin.unwrapped.state())
+    assert steps > 20
+    env.reset(seed=9)
+    obs, *_ = env.last()
+    mover = env.agent_selection
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    obs["action_mask"][:] = 1
+    env.step(illegal)  # PettingZoo's rule for an illegal move: the game ends, -1 for the mover
+    assert all(env.terminations.values()) and env.rewards[mover] == -1
+
+
 def _play_recorded(scribbling: bool):
     """Records each agent got at the end of a 2-hand game (as JSON text) and the game's results."""
     env = fzmj_env.raw_env(record=True, hands_per_game=2)
