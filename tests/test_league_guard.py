@@ -55,6 +55,19 @@ def test_a_second_writer_waits_for_the_lock_and_keeps_both_agents(tmp_path, capf
     assert err.count("waiting for it to finish") == 1 and "updating the roster of" in err
 
 
+def test_the_trainers_hook_waits_for_the_roster_lock_too(tmp_path, capfd):
+    from fzmj.agents.league import add_to_league
+
+    folder = tmp_path / "lg"
+    add_agents(folder, ["random:1"])
+    p = _holder(folder, 1.0, "random:2")
+    add_to_league(folder, "random:3", name="ckpt-3")
+    assert p.wait(timeout=60) == 0
+    roster = json.loads((folder / "roster.json").read_text())
+    assert [e["spec"] for e in roster] == ["random:1", "random:2", "random:3"] and roster[2]["name"] == "ckpt-3"
+    assert "waiting for it to finish" in capfd.readouterr().err
+
+
 def test_the_lock_is_reentrant_in_one_process_and_a_refused_run_leaves_no_folder(tmp_path, capsys):
     folder = tmp_path / "lg"
     with folder_lock(folder, "run"), folder_lock(folder, "roster"), folder_lock(folder, "roster"):
