@@ -72,6 +72,20 @@ def _result(setup: Setup, names: list[str], hands: int, results: np.ndarray, tim
     return out, raw
 
 
+def _agent_key(seed: int, agent_seed) -> int:
+    """The agents' key: ``agent_seed`` checked, or one derived from ``seed`` (one-way)."""
+    try:
+        return agent_key(seed) if agent_seed is None else check_seed(agent_seed, "agent_seed")
+    except ValueError as e:
+        raise EvalConfigError(str(e)) from None
+
+
+def _add_ref_faults(paired: dict, names: list[str], faults: list) -> None:
+    """The REF run's exec faults (the pairing's opponents) into the paired results."""
+    if any(f is not None for f in faults):
+        paired["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
+
+
 def evaluate(
     agents: list,
     hands: int,
@@ -111,13 +125,13 @@ def evaluate(
     walls); None derives it from ``seed`` (one-way), so ``seed`` alone replays the run. The results
     report both (``"seed"``, ``"agent_seed"``, ``"reproduce"``).
     """
+    # Long for its keyword arguments and their documentation: the body is the run's plain sequence
+    # (settings, agents, setup, play, statistics), the work is in play_all and the helpers above
     source = "given" if seed is not None else "drawn"
-    seed = draw_seed() if seed is None else seed
-    hands, workers, seed, batch = _check_settings(hands, workers, seed, batch, max_records)
-    try:
-        key = agent_key(seed) if agent_seed is None else check_seed(agent_seed, "agent_seed")
-    except ValueError as e:
-        raise EvalConfigError(str(e)) from None
+    hands, workers, seed, batch = _check_settings(
+        hands, workers, draw_seed() if seed is None else seed, batch, max_records
+    )
+    key = _agent_key(seed, agent_seed)
     rules_obj = _load_rules(rules)
     slot_agent, objs, names, specs = distinct_agents(agents)
     walls = -(-hands // 4)
@@ -158,9 +172,7 @@ def evaluate(
         out["paired"] = paired_stats(
             results, ref_results, walls, names[slot_agent[0]], ref[2], fell_back, ref_fell_back
         )
-        ref_names = [*names, ref[2]][: len(ref_faults)]
-        if any(f is not None for f in ref_faults):  # the REF run's faults: the pairing's opponents
-            out["paired"]["bot_faults"] = {ref_names[i]: f for i, f in enumerate(ref_faults) if f is not None}
+        _add_ref_faults(out["paired"], [*names, ref[2]], ref_faults)
     if any(f is not None for f in faults):  # only with exec: agents (docs/protocol.md, Faults)
         out["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
     if fell_back.any():
