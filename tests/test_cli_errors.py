@@ -155,7 +155,7 @@ def test_unloadable_checkpoint_is_one_line_of_ours(tmp_path, capsys, kind):
     "argv", [["--seed", "-1"], ["--seed", str(2**64)], ["--hands", "0"], ["--hands", str(2**31)], ["--seed", "x"]]
 )
 def test_demo_bad_arguments(capsys, argv):
-    from fzmj_env.demo import main
+    from fzmj.agents.demo import main
 
     with pytest.raises(SystemExit) as e:
         main(argv)
