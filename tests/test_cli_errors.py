@@ -1,6 +1,6 @@
 """raw tracebacks and wrong exit codes where one clear line is promised.
 
-Exit codes (README, "Errors"): 0 ok, 2 a usage or input error (one ``prog: error: ...`` line,
+Exit codes (docs/reference.md, "Errors"): 0 ok, 2 a usage or input error (one ``prog: error: ...`` line,
 before any work), 1 the run failed (one line too), 130 interrupted.
 """
 

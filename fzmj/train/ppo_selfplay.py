@@ -171,7 +171,7 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
 
 
 def _fail(message: str, code: int) -> int:
-    """One line on stderr, the exit code (README, "Errors": 2 usage/input, 1 the run failed)."""
+    """One line on stderr, the exit code (docs/reference.md, "Errors": 2 usage/input, 1 the run failed)."""
     print(f"fzmj-train: error: {message}", file=sys.stderr, flush=True)
     return code
 
