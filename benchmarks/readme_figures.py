@@ -76,11 +76,6 @@ def run(cmd: list[str], cwd: Path | None = None) -> tuple[str, float, float]:
     return p.stdout, wall, cpu
 
 
-def bench(script: str, *args: str) -> dict:
-    out, _, _ = run([sys.executable, str(BENCH / script), "--json", *args])
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def evaluate(agents: list[str], hands: int, seed: int | None, cwd: Path | None = None) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
@@ -135,10 +130,29 @@ def tests() -> None:
     line("modules that skip here (library not installed)", ", ".join(skipped) or "none")
 
 
+QUICK = {  # --quick: tiny runs that check the plumbing, not figures to quote
+    "bench_is_win.py": ["--n", "200000", "--runs", "1"],
+    "bench_engine.py": ["--hands", "2000", "--driver-hands", "20", "--runs", "1"],
+    "bench_aec.py": ["--steps", "5000", "--repeats", "1"],
+    "bench_vector.py": ["--decisions", "40000", "--runs", "1"],
+    "bench_eval.py": ["--hands", "512", "--runs", "1"],
+    "bench_train.py": ["--updates", "2"],
+}
+_quick = False
+
+
+def bench(script: str, *args: str) -> dict:
+    extra = QUICK[script] if _quick else []
+    out, _, _ = run([sys.executable, str(BENCH / script), "--json", *args, *extra])
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def speed() -> None:
-    print("speed (headline benchmarks; wall clock, so read them with the load average)")
+    print(
+        "speed (headline benchmarks; wall clock, so read them with the load average)" + (" --quick" if _quick else "")
+    )
     line("load average before", load())
-    f = bench("bench_is_win.py", "--runs", "5")
+    f = bench("bench_is_win.py", *([] if _quick else ["--runs", "5"]))
     line("is_win_batch, 17-tile hands/s, one core", f"{f['hands_per_s'] / 1e6:.1f} M")
     f = bench("bench_engine.py")
     line("engine, complete random hands/s, one core", f"{f['engine_hands_per_s']:,.0f}")
@@ -168,7 +182,10 @@ def strength() -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to print")
+    ap.add_argument("--quick", action="store_true", help="speed: tiny runs (checks the script, not figures to quote)")
     args = ap.parse_args(argv)
+    global _quick
+    _quick = args.quick
     machine()  # always: every figure below is read with it
     for name in SECTIONS[1:]:
         if name in args.only:
