@@ -18,6 +18,9 @@ Observation: ``fzmj_env.encode`` v2 (``docs/observation.md``) from the observing
 perspective. ``action_mask`` is the legal actions of the acting agent, all zeros for the others
 while the game runs; once the game is over every agent's mask is pass-only (a valid mask for
 libraries that ask a policy to act on the final observation; the action is never stepped).
+Every array and dict the env hands out (``observe``, ``last``, ``infos``) is the caller's own: the
+env checks actions against its own copy of the mask, so writing into a returned array never
+changes the game or what the env accepts.
 
 Parallel API: seats do not act in a fixed cycle (claims go to whoever has an option, R8/R10),
 so PettingZoo's ``aec_to_parallel`` cannot wrap this env (``is_parallelizable=False``,
@@ -62,6 +65,7 @@ outside the space asserts, call order is enforced).
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -87,6 +91,12 @@ _RESET_OPTIONS = {"wall", "dealer", "streak"}
 _OBS_DTYPES = {"int8": np.int8, "float32": np.float32}
 _INFO_MODES = ("full", "numeric", "none")
 _NO_RESULT = {"hand_over": 0, "winner": -1, "win_type": -1, "discarder": -1, "value": 0, "specials": 0, "hand_no": -1}
+
+
+def _copy_result(result: dict) -> dict:
+    """A copy of ``hand_result``'s dict (its values are numbers, strings, None, and flat lists or
+    dicts of those: copying each container is a deep copy, at a tenth of ``copy.deepcopy``'s cost)."""
+    return {k: v.copy() if isinstance(v, (list, dict)) else v for k, v in result.items()}
 
 
 def _numeric_result(result: dict) -> dict:
@@ -229,6 +239,17 @@ class _TerminateIllegal(_Forward, wrappers.TerminateIllegalWrapper):
         super().__init__(env, illegal_reward)
         self._raw = env.unwrapped
 
+    def observe(self, agent):
+        # PettingZoo's wrapper checks the next action against the dict it handed out, which the
+        # caller may have written into (a legal action would be punished as illegal): it checks
+        # against the env's own mask instead; the caller still gets its copy.
+        obs = self.env.observe(agent)
+        if agent == self.agent_selection:
+            own = self._raw._obs
+            self._prev_obs = own if own is not None and agent == self._raw._obs_agent else obs
+            self._prev_info = self.infos.get(agent, {})
+        return obs
+
 
 class _AssertOutOfBounds(_Forward, wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, env):
@@ -288,6 +309,13 @@ class raw_env(AECEnv, EzPickle):
         self._wt = self.game.win_table
         self._rng: np.random.Generator | None = None
         self._obs = None  # cached observation dict of the acting agent, ``self._obs_agent``
+        # The engine writes the acting seat's planes and mask into these two buffers, reused every
+        # step; they never leave the env (observe hands out copies), so nothing outside can change
+        # what the env checks actions against.
+        self._own = {
+            "observation": np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8),
+            "action_mask": np.empty(NUM_ACTIONS, dtype=np.int8),
+        }
         self._obs_agent = None
         self._seat = -1
         self._rewards_dirty = False
@@ -295,8 +323,17 @@ class raw_env(AECEnv, EzPickle):
     # ---- observations ----------------------------------------------------------------------
     def observe(self, agent):
         if self._plain_obs:
-            return self._observe_v1(agent)
+            return self._observe_owned(agent)
         return self._present(self._observe_v1(agent))
+
+    def _observe_owned(self, agent):
+        """The int8 observation dict with arrays the caller owns: the acting agent's cached
+        arrays are the ones the env checks the next action against, so they go out as copies
+        (writing into a returned array never reaches the game)."""
+        d = self._observe_v1(agent)
+        if d is self._obs:
+            return {"observation": d["observation"].copy(), "action_mask": d["action_mask"].copy()}
+        return d
 
     def _observe_v1(self, agent):
         if agent == self._obs_agent:
@@ -348,8 +385,8 @@ class raw_env(AECEnv, EzPickle):
         if self._info_mode == "numeric":
             info.update(_NO_RESULT, points=np.zeros(4, dtype=np.int64))
 
-        new_mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        new_obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        own = self._own
+        new_mask, new_obs = own["action_mask"], own["observation"]
         r = encode.step_observe(self._buf, 0, self._wt, a, new_mask, new_obs)
         code = (r >> 3) - 1
         if code < 0:  # the mask allowed it: an engine bug, never a user error
@@ -364,7 +401,7 @@ class raw_env(AECEnv, EzPickle):
             self._hand_over(code)
         if nxt >= 0:
             self.agent_selection = self._obs_agent = AGENTS[nxt]
-            self._obs = {"observation": new_obs, "action_mask": new_mask}
+            self._obs = own
         else:
             self._obs = self._obs_agent = None
         if self.oracle:
@@ -396,8 +433,8 @@ class raw_env(AECEnv, EzPickle):
             rew = points[i] * scale
             self.rewards[a] = rew
             self._cumulative_rewards[a] += rew
-            if self._info_mode == "full":
-                self.infos[a]["result"] = result
+            if self._info_mode == "full":  # each agent its own copy: game.results feeds the record
+                self.infos[a]["result"] = _copy_result(result)
             elif self._info_mode == "numeric":
                 self.infos[a].update(_numeric_result(result))
         self._rewards_dirty = True
@@ -407,8 +444,8 @@ class raw_env(AECEnv, EzPickle):
                 from .record import make_record
 
                 rec = make_record(game)
-                for a in self.agents:
-                    self.infos[a]["record"] = rec
+                for a in self.agents:  # each agent its own copy: the record shares game.results' dicts
+                    self.infos[a]["record"] = copy.deepcopy(rec)
 
     def _update_oracle(self) -> None:
         out = np.empty((4, encode.ORACLE_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
@@ -451,13 +488,12 @@ class raw_env(AECEnv, EzPickle):
         self._rewards_dirty = False
         self._skip_agent_selection = None
 
-        mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
-        seat = (encode.step_observe(self._buf, 0, self._wt, -1, mask, obs) & 7) - 1
+        own = self._own
+        seat = (encode.step_observe(self._buf, 0, self._wt, -1, own["action_mask"], own["observation"]) & 7) - 1
         self._seat = seat
-        game.adopt_decision(seat, mask)
+        game.adopt_decision(seat, own["action_mask"])
         self.agent_selection = self._obs_agent = AGENTS[seat]
-        self._obs = {"observation": obs, "action_mask": mask}
+        self._obs = own
         if self.oracle:
             self._update_oracle()
         if self.render_mode == "human":

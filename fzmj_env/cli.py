@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+from .checks import short_repr
+
 
 # ---- command lines -------------------------------------------------------------------------------
 class OneLineParser(argparse.ArgumentParser):
@@ -69,9 +71,9 @@ def _one_line(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _safe_loader():
-    """A ``yaml.SafeLoader`` subclass that refuses aliases (``*name``). An alias shares a node; nested
-    aliases make a 1 KB file describe gigabytes of data ("billion laughs"), which a later ``repr``
-    or walk would expand. Anchors alone are harmless and accepted."""
+    """A ``yaml.SafeLoader`` subclass that refuses aliases (``*name``) and duplicate keys. An alias
+    shares a node; nested aliases make a 1 KB file describe gigabytes of data ("billion laughs"),
+    which a later ``repr`` or walk would expand. Anchors alone are harmless and accepted."""
     import yaml
 
     class _NoAliasLoader(yaml.SafeLoader):
@@ -82,6 +84,28 @@ def _safe_loader():
                     None, None, f"aliases (*{event.anchor}) are not allowed", event.start_mark
                 )
             return super().compose_node(parent, index)
+
+        def construct_mapping(self, node, deep=False):
+            # YAML says keys are unique, PyYAML keeps the last value: ``lr: 1e-3`` twice in a config,
+            # the second edited, would silently win. Refused, naming the key and both lines.
+            if isinstance(node, yaml.MappingNode):
+                first: dict = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    try:
+                        seen = key in first
+                    except TypeError:
+                        continue  # an unhashable key: the base constructor says so
+                    if seen:
+                        where = f"line {line}" if first[key] == line else f"lines {first[key]} and {line}"
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {short_repr(key)} ({where})", key_node.start_mark
+                        )
+                    first[key] = line
+            return super().construct_mapping(node, deep=deep)
 
     return _NoAliasLoader
 

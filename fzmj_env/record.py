@@ -9,6 +9,7 @@ wall and refuses the record (``RecordError``) at the first point where the engin
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from .checks import MAX_HANDS_PER_GAME, MAX_SEED
@@ -63,7 +64,7 @@ def load_record(path: str | Path) -> dict:
         if p.stat().st_size > MAX_RECORD_BYTES:
             raise RecordError(f"{path}: {p.stat().st_size:,} bytes, too large for a record (max {MAX_RECORD_BYTES:,})")
         text = p.read_bytes().decode("utf-8")
-        record = json.loads(text)
+        record = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except RecordError:
         raise
     except FileNotFoundError:
@@ -72,7 +73,7 @@ def load_record(path: str | Path) -> dict:
         raise RecordError(f"{path}: cannot read the record ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
         raise RecordError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, _NonFinite) as exc:
         raise RecordError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:
         raise RecordError(f"{path}: JSON nested too deeply to be a record") from None
@@ -81,6 +82,23 @@ def load_record(path: str | Path) -> dict:
     except RecordError as exc:
         raise RecordError(f"{path}: {exc}") from None
     return record
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _no_constant(name: str):
+    """``NaN``, ``Infinity``: Python's json reads them, JSON has no such numbers (and a page
+    that shows the record could not parse them back)."""
+    raise _NonFinite(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):  # 1e999 reads as inf
+        raise _NonFinite(f"{text[:20]} is out of range for a number")
+    return x
 
 
 def _is_int(x) -> bool:

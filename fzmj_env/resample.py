@@ -43,6 +43,7 @@ from .core.state import (
     MELD_EXPOSED_KONG,
     MELD_PENG,
     N_ASK,
+    N_DECISIONS,
     PH_CLAIM,
     PH_OVER,
     PHASE,
@@ -233,6 +234,7 @@ def _reopen_claims(tb, wt, seat):
     d = m[CLAIM_FROM]
     kind = m[CLAIM_TILE]
     n = 1
+    tb.ask[:] = 0  # the true window's order (who had an option) is hidden
     tb.ask[0] = seat
     for s in range(4):
         tb.choice[s] = A_PASS
@@ -251,6 +253,18 @@ def _reopen_claims(tb, wt, seat):
             n += 1
     m[N_ASK] = n
     m[ASK_POS] = 0
+
+
+@njit(cache=True, inline="always")
+def _clear_claim_window(tb):
+    """Outside a claim window the last window's options, asked seats and answers are left over
+    in the true game; they depend on the other seats' hidden hands, and no rule reads them
+    until the next window recomputes them, so a world holds the state a fresh deal holds."""
+    tb.opts[:] = 0
+    tb.ask[:] = 0
+    tb.choice[:] = A_PASS
+    tb.m[N_ASK] = 0
+    tb.m[ASK_POS] = 0
 
 
 @njit(cache=True)
@@ -279,6 +293,11 @@ def resample_table(tb, wt, seat, unseen, pool, seed):
             update_waits(tb, wt, s)  # every other seat holds 3n+1 tiles at this seat's decision
     if m[PHASE] == PH_CLAIM:
         _reopen_claims(tb, wt, seat)
+    else:
+        _clear_claim_window(tb)
+    # how many decisions the game took counts the other seats' claim answers, which exist only
+    # when their hidden hands had an option: the world starts counting afresh
+    m[N_DECISIONS] = 0
     set_seed(tb, mix64(np.uint64(seed) ^ _SALT_GAME))  # the world's later hands
     return OK
 

@@ -365,6 +365,12 @@ class VectorEnv:
     >>> env = VectorEnv(1024, seed=0)
     >>> obs, mask, seat = env.reset()
     >>> obs, mask, seat, rewards, done, info = env.step(actions)   # actions: (B,) ints
+
+    The arrays returned are the env's own buffers, by design (no copy on the hot path), and the
+    next call overwrites them: copy what you keep. Writing into ``obs``, ``rewards``, ``done`` or
+    the ``info`` arrays never reaches the game. ``mask`` and ``seat`` are what the next ``step``
+    checks the actions against: treat them as read-only (``mask.copy()`` to edit one), since an
+    action a hand-edited mask allows is applied without a second check.
     """
 
     def __init__(

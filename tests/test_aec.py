@@ -252,7 +252,7 @@ def test_rewards_only_at_hand_ends_and_results_until_next_action():
         if "result" in e.infos[agent]:  # popped when it acted: so this step ended a hand
             hand_ends += 1
             res = e.infos[agent]["result"]
-            assert all(e.infos[a]["result"] is res for a in AGENTS)
+            assert all(e.infos[a]["result"] == res for a in AGENTS)  # equal copies: each agent its own
             assert [e.rewards[a] for a in AGENTS] == res["points"]
         else:
             assert all(r == 0 for r in e.rewards.values())
@@ -345,7 +345,7 @@ def test_record_replays_through_the_engine(hands):
         e.reset(seed=seed)
         decisions, _, infos = play_out(e, random_policy(random.Random(seed)))
         rec = infos["player_0"]["record"]
-        assert all(infos[a]["record"] is rec for a in AGENTS)
+        assert all(infos[a]["record"] == rec for a in AGENTS)  # equal copies: each agent its own
         assert [tuple(d) for d in rec["decisions"]] == decisions
         assert len(rec["hands"]) == hands
         g = replay(rec)

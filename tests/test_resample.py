@@ -56,11 +56,16 @@ def public_fields(v, seat):
             if s != seat and meld[s, j, 0] == state.MELD_CONCEALED_KONG:
                 meld[s, j, 1] = -9
     m = v.m.copy()
-    for f in (state.SEED_LO, state.SEED_HI, state.N_ASK, state.ASK_POS):
+    for f in (state.SEED_LO, state.SEED_HI, state.N_ASK, state.ASK_POS, state.N_DECISIONS):
         m[f] = 0
     return (m, v.hand[seat], v.flowers, meld, v.n_melds, v.disc, v.disc_claimed, v.n_disc, v.disc_counts,
-            v.claimed_kinds, v.meld_counts, v.passed[seat], v.waits[seat], v.gold_thrown, v.swim, v.opts[seat],
+            v.claimed_kinds, v.meld_counts, v.passed[seat], v.waits[seat], v.gold_thrown, v.swim, claim_opts(v, seat),
             v.points, v.scores)  # fmt: skip
+
+
+def claim_opts(v, seat):
+    """The seat's options in an open claim window (a world clears the last window's leftovers)."""
+    return v.opts[seat] if v.m[state.PHASE] == state.PH_CLAIM else 0
 
 
 def tiles_in_play(v):

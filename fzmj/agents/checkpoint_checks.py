@@ -17,13 +17,47 @@ from typing import Any
 
 import torch
 
-from fzmj_env.checks import check_int
+from fzmj_env.checks import check_int, short_repr
 
 
 def _first(items, n: int = 3) -> str:
     items = list(items)
     more = f" (+{len(items) - n} more)" if len(items) > n else ""
     return ", ".join(items[:n]) + more
+
+
+# The top-level fields besides the weights, and the spec fields the layout check reads: each with the
+# type a checkpoint written by train/checkpoint.py holds (None = the field may be null).
+_INT, _STR, _BOOL = (int,), (str,), (bool,)
+_FIELDS = {"version": _INT, "obs_version": _STR, "obs_planes": _INT, "hf_version": _STR + (type(None),),
+           "hf_planes": _INT, "update": _INT, "global_step": _INT}  # fmt: skip
+_SPEC_FIELDS = {"obs_planes": _INT, "hand_features": _BOOL, "oracle_critic": _BOOL}
+
+
+def _type_name(types: tuple) -> str:
+    names = {int: "an integer", str: "a string", bool: "true or false", type(None): "null"}
+    return " or ".join(names[t] for t in types)
+
+
+def check_checkpoint_fields(data: dict, where: str) -> None:
+    """Raise ``ValueError`` (one line, starting with ``where``) when a field of the checkpoint has
+    the wrong type (``version: "abc"``, ``obs_planes: [99]``, ``hf_planes: {...}``), before any
+    code compares or converts it; ``policy_spec`` must be a dict."""
+
+    def check(name: str, value, types: tuple) -> None:
+        ok = isinstance(value, types) and not (bool not in types and isinstance(value, bool))
+        if not ok:
+            raise ValueError(f"{where}: {name} must be {_type_name(types)}, got {short_repr(value)}")
+
+    for name, types in _FIELDS.items():
+        if name in data:
+            check(name, data[name], types)
+    spec = data.get("policy_spec")
+    if spec is not None and not isinstance(spec, dict):
+        raise ValueError(f"{where}: policy_spec must be a dict of network settings, got {short_repr(spec)}")
+    for name, types in _SPEC_FIELDS.items():
+        if spec and name in spec:
+            check(f"policy_spec.{name}", spec[name], types)
 
 
 def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str) -> None:

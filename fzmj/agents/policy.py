@@ -38,7 +38,7 @@ from fzmj_env.checks import check_input_width, check_policy_input
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS
 from fzmj_env.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
 
-from .checkpoint_checks import check_policy_checkpoint
+from .checkpoint_checks import check_checkpoint_fields, check_policy_checkpoint
 
 OBS_SHAPE = (NUM_CHANNELS, 27)
 ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
@@ -344,6 +344,7 @@ def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
         raise ValueError(unreadable_checkpoint(path, e)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
+    check_checkpoint_fields(data, str(path))  # each field's type, before it is compared or converted
     if data.get("version", 0) > VERSION:
         raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
     check_layout(data, path)

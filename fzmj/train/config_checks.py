@@ -92,6 +92,8 @@ INT_MAX = {
 MAX_HIDDEN = 65536
 # the settings that decide the network's parameter shapes: they cannot change on --resume
 NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
+# the config's agent specs (checked before the start, used or not)
+AGENT_SPEC_KEYS = ("pool_target", "bc_teacher", "distill_teacher")
 # keys naming code to import or places to read or write: never taken from a checkpoint's config
 COMMAND_LINE_ONLY = (
     "pool_target",
@@ -261,16 +263,13 @@ def check_before_start(args) -> None:
         changes = network_changes(spec, args, keys=(*NETWORK_KEYS, "hand_features"))
         if changes:
             raise ConfigError(f"bc_checkpoint: its network differs from the config's: {changes[0]}")
-    specs = []
-    if args.pool_prob > 0 and args.pool_heuristic_frac > 0:
-        specs.append(("pool_target", args.pool_target))
-    if args.bc_decisions > 0 and not args.bc_checkpoint or (args.teacher_coef > 0 and args.teacher_mode == "ce"):
-        specs.append(("bc_teacher", args.bc_teacher))
-    if args.algo == "distill":
-        specs.append(("distill_teacher", args.distill_teacher))
-    for key, spec in specs:
-        from fzmj.agents import make_agent
+    # every agent spec of the config, whether this run uses it or not: a mistyped one that is
+    # unused today (``bc_teacher=nope`` with cloning off) is still a mistake in the config, and it
+    # would surface only when a later run turns the feature on
+    from fzmj.agents import make_agent  # torch and the agents, only when a run is about to start
 
+    for key in AGENT_SPEC_KEYS:
+        spec = getattr(args, key)
         try:
             make_agent(spec)
         except ValueError as e:

@@ -37,7 +37,8 @@ from fzmj_env.rules import DEFAULT_RULES, load_rules
 
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .outpath import check_out_path, write_atomic
-from .replay import asset, fill, page_meta, replay_html, script_json
+from .replay import asset, fill, json_safe, page_meta, replay_html, script_json
+from .review import ReviewError, _probs, agent_name, top_actions  # one code path with fzmj-replay --review
 
 MAX_LOG = 200
 
@@ -238,8 +239,8 @@ class Session:
         if self._hint is None or self._hint[0] != self.version:  # one evaluation per decision
             try:
                 self._hint = (self.version, _hint_of(self))
-            except Exception as e:  # noqa: BLE001 - a failing reviewer costs the hint, never the game
-                self._hint = (self.version, {"error": f"{type(e).__name__}: {e}"})
+            except ReviewError as e:  # a failing reviewer costs the hint, never the game
+                self._hint = (self.version, {"error": str(e)})
         return self._hint[1]
 
     def record(self) -> dict:
@@ -290,16 +291,15 @@ SOCKET_TIMEOUT = 10.0  # seconds a connection may stay idle or half-sent before 
 
 def _hint_of(session: Session) -> dict:
     """The reviewer's top actions for the person now, from the person's observation only."""
-    from .review import _probs  # one code path with fzmj-replay --review
-
     g = session.game
     obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
     encode_table(g.buf, 0, session.seat, obs)
-    probs, value = _probs(session.reviewer, obs[None], g.mask[None].copy())
-    p = np.where(g.mask != 0, probs[0], 0.0)
-    order = [int(a) for a in np.argsort(-p, kind="stable")[:3] if p[a] > 0]
+    mask = g.mask
+    probs, value = _probs(session.reviewer, obs[None], mask[None].copy())  # checked: legal, finite, >= 0
+    p = probs[0]
+    _, order = top_actions(p, mask, 3)
     return {
-        "agent": str(getattr(session.reviewer, "name", "agent")),
+        "agent": agent_name(session.reviewer),
         "top": [[a, round(float(p[a]), 4), action_name(a)] for a in order],
         "value": None if value is None else round(float(value[0]), 4),
     }
@@ -375,7 +375,7 @@ def _handler():
                 self.close_connection = True  # the browser left early: nothing to say
 
         def _json(self, status: int, obj, extra: dict | None = None) -> None:
-            body = json.dumps(obj, ensure_ascii=False).encode("utf-8")
+            body = json.dumps(json_safe(obj), ensure_ascii=False, allow_nan=False).encode("utf-8")
             self._send(status, body, "application/json; charset=utf-8", extra)
 
         def _route(self) -> tuple[str, dict]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import sys
 import time
@@ -53,10 +54,24 @@ _SCRIPT_UNSAFE = str.maketrans(
 )
 
 
+def json_safe(obj):
+    """``obj`` with every non-finite float (NaN, inf) replaced by None: JSON has no such numbers,
+    and ``JSON.parse`` in the page fails on Python's ``NaN``. Containers are copied, the rest kept."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def script_json(obj) -> str:
     """JSON safe inside a <script> element: no ``<``, ``>`` or ``&`` at all (so neither ``</script>``
-    nor ``<!--`` can change how the HTML parser reads the element) and no U+2028/2029."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_UNSAFE)
+    nor ``<!--`` can change how the HTML parser reads the element) and no U+2028/2029; no NaN or
+    inf either (:func:`json_safe`)."""
+    text = json.dumps(json_safe(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.translate(_SCRIPT_UNSAFE)
 
 
 def _seat_names(record: dict) -> list[str]:
@@ -149,9 +164,13 @@ def main(argv: list[str] | None = None) -> int:
             agent = make_agent(args.review)
         except AgentSpecError as e:
             p.error(f"--review: {e}")
+    from .review import ReviewError  # the agents load only when a review is asked for
+
     t0 = time.perf_counter()
     try:
         write_replay(src, out, args.seat, review_agent=agent, review_seat=review_seat)
+    except ReviewError as e:  # the reviewer failed, not the record: one line naming it
+        p.error(f"--review: {e}")
     except RecordError as e:  # load_record's messages already name the file
         msg = str(e) if str(e).startswith(str(src)) else f"{src}: {e}"
         p.error(msg.replace("\n", " "))

@@ -5,6 +5,10 @@ given that seat's observation only (``encode_table`` for that seat, R12) and the
 mask. Its action probabilities come from ``agent.action_probs(obs, mask) -> (probs (N, 62),
 value (N,) or None)`` when it has one (the PPO/pretrained agents), else one-hot of
 ``agent.act``. All the seat's decisions go to ``action_probs`` in one batch.
+
+A reviewer is someone else's code: whatever it raises, and any answer that is not a
+probability per action (non-finite, negative, no mass on a legal action, a wrong shape) or a
+legal ``act``, is one :class:`ReviewError` line naming it; only legal actions are ever shown.
 """
 
 from __future__ import annotations
@@ -42,17 +46,73 @@ def _seat_decisions(record: dict, seat: int) -> tuple[list[int], np.ndarray, np.
     return steps, np.stack(obs), np.stack(masks), played
 
 
-def _probs(agent, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    fn = getattr(agent, "action_probs", None)
+class ReviewError(Exception):
+    """The reviewing agent failed or answered something unusable (one line, naming the agent).
+
+    Not a ValueError: the record is fine, the reviewer is not, and callers say so."""
+
+
+def agent_name(agent) -> str:
+    return agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
+
+
+def _raw_probs(agent, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    # a user object that is not an Agent comes wrapped by make_agent (``.obj``), which keeps only act
+    fn = getattr(agent, "action_probs", None) or getattr(getattr(agent, "obj", None), "action_probs", None)
     if fn is not None:
         probs, value = fn(obs, masks)
-        probs = np.asarray(probs, dtype=np.float64).reshape(len(obs), NUM_ACTIONS)
-        return probs, None if value is None else np.asarray(value, dtype=np.float64).reshape(len(obs))
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.size != len(obs) * NUM_ACTIONS:
+            raise ReviewError(f"action_probs gave {probs.shape} probabilities, expected ({len(obs)}, {NUM_ACTIONS})")
+        probs = probs.reshape(len(obs), NUM_ACTIONS)
+        if value is not None:
+            value = np.asarray(value, dtype=np.float64)
+            if value.size != len(obs):
+                raise ReviewError(f"action_probs gave {value.shape} values, expected ({len(obs)},)")
+            value = value.reshape(len(obs))
+        return probs, value
     probs = np.zeros((len(obs), NUM_ACTIONS))
     for i in range(len(obs)):  # one at a time, in order: an agent may keep state between calls
-        a = int(np.asarray(agent.act(obs[i : i + 1], masks[i : i + 1])).reshape(-1)[0])
+        out = np.asarray(agent.act(obs[i : i + 1], masks[i : i + 1])).reshape(-1)
+        if out.size != 1 or out.dtype.kind not in "iu":
+            raise ReviewError(f"act gave {out.tolist()!r}, expected one integer action")
+        a = int(out[0])
+        if not 0 <= a < NUM_ACTIONS or not masks[i, a]:
+            raise ReviewError(f"act suggested action {a}, which is not legal at that decision")
         probs[i, a] = 1.0
     return probs, None
+
+
+def _probs(agent, obs: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The agent's probabilities of the legal actions (zero elsewhere) and values, checked:
+    finite, non-negative, some mass on a legal action, a legal ``act``. Anything the agent
+    raises or answers wrong becomes one :class:`ReviewError` line naming the agent."""
+    name = agent_name(agent)
+    try:
+        probs, value = _raw_probs(agent, obs, masks)
+    except ReviewError as e:
+        raise ReviewError(f"reviewer {name}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - any failure of the reviewer's code is the reviewer's
+        raise ReviewError(f"reviewer {name} failed: {type(e).__name__}: {e}".replace("\n", " ")) from None
+    if not np.isfinite(probs).all():
+        raise ReviewError(f"reviewer {name}: action_probs gave a non-finite probability (NaN or inf)")
+    if (probs < 0).any():
+        raise ReviewError(f"reviewer {name}: action_probs gave a negative probability ({probs.min():.4g})")
+    if value is not None and not np.isfinite(value).all():
+        raise ReviewError(f"reviewer {name}: action_probs gave a non-finite value (NaN or inf)")
+    probs = np.where(masks != 0, probs, 0.0)
+    dead = np.flatnonzero(probs.sum(axis=1) <= 0)
+    if len(dead):
+        raise ReviewError(f"reviewer {name}: action_probs gave no probability to any legal action (decision {dead[0]})")
+    return probs, value
+
+
+def top_actions(p: np.ndarray, mask: np.ndarray, n: int) -> tuple[int, list[int]]:
+    """(the best legal action, up to ``n`` legal actions by probability) of checked ``p``."""
+    legal = np.flatnonzero(mask)
+    best = int(legal[np.argmax(p[legal])])
+    order = [int(a) for a in np.argsort(-p, kind="stable")[:n] if mask[a] and p[a] > 0]
+    return best, order
 
 
 def review_record(record: dict, agent, seat: int) -> dict:
@@ -63,17 +123,21 @@ def review_record(record: dict, agent, seat: int) -> dict:
     """
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat <= 3:
         raise ValueError(f"the seat to review must be 0..3, got {seat!r}")
-    name = agent if isinstance(agent, str) else str(getattr(agent, "name", type(agent).__name__))
+    name = agent_name(agent)
     agent = make_agent(agent)
-    reset_agent(agent, (int(record.get("seed", 0)) * 4 + seat) % 2**64)
+    try:
+        reset_agent(agent, (int(record.get("seed", 0)) * 4 + seat) % 2**64)
+    except Exception as e:  # noqa: BLE001 - the reviewer's code, not the record
+        raise ReviewError(f"reviewer {name} failed at reset: {type(e).__name__}: {e}".replace("\n", " ")) from None
     steps, obs, masks, played = _seat_decisions(record, seat)
     probs, values = _probs(agent, obs, masks) if steps else (np.zeros((0, NUM_ACTIONS)), None)
     at, gaps = {}, []
     agree = counted = 0
     for j, step in enumerate(steps):
-        p = np.where(masks[j] != 0, probs[j], 0.0)
-        best = int(np.argmax(p))
-        order = [int(a) for a in np.argsort(-p, kind="stable")[:TOP] if p[a] > 0 or a == best]
+        p = probs[j]
+        best, order = top_actions(p, masks[j], TOP)
+        if best not in order:
+            order.append(best)
         if played[j] not in order:
             order.append(played[j])
         ok = best == played[j]

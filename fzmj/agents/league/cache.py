@@ -116,12 +116,30 @@ def _load_entry(root: Path, m: Match) -> dict | None:
     if entry.get("inputs") != m.inputs or not isinstance(entry.get("agents"), dict):
         raise LeagueError(f"cache entry {path} does not hold the match its name says; {redo}")
     slots = m.inputs["slots"] + [m.inputs["slots"][-1]] * (4 - len(m.inputs["slots"]))  # the evaluator's 4 slots
-    for ident in set(slots):
-        try:
+    try:
+        for ident in set(slots):
             _check_agent(entry["agents"].get(ident), m.inputs["walls"], 4 * m.inputs["walls"] * slots.count(ident))
-        except ValueError as e:
-            raise LeagueError(f"cache entry {path} is unreadable ({e}); {redo}") from None
+        _check_faults(entry, len(m.inputs["slots"]))
+    except ValueError as e:
+        raise LeagueError(f"cache entry {path} is unreadable ({e}); {redo}") from None
     return entry
+
+
+def _check_faults(entry: dict, n_slots: int) -> None:
+    """The fields the league table's fault shares come from: the match's specs and decisions, and
+    the exec bots' fault counts (non-negative integers)."""
+    specs = entry.get("specs")
+    if not isinstance(specs, list) or len(specs) != n_slots or not all(isinstance(x, str) for x in specs):
+        raise ValueError(f"specs must be a list of {n_slots} agent specs")
+    check_int("decisions", entry.get("decisions"), 0)
+    faults = entry.get("bot_faults", {})
+    if not isinstance(faults, dict):
+        raise ValueError("bot_faults must be an object")
+    for name, f in faults.items():
+        if not isinstance(f, dict):
+            raise ValueError(f"bot_faults.{name} must be an object")
+        for k, v in f.items():
+            check_int(f"bot_faults.{name}.{k}", v, 0)
 
 
 # ---- playing -----------------------------------------------------------------------------------------

@@ -19,10 +19,12 @@ from .folder import (
     _write_json,
     add_agents,
     entrants,
+    folder_lock,
     open_league,
     remove_agents,
     save_config,
     write_roster,
+    write_text_atomic,
 )
 from .ratings import standings
 from .report import html_page, markdown
@@ -64,25 +66,34 @@ def _check_outputs(root: Path) -> None:
 
 
 def _run(args) -> int:
-    cfg = open_league(
-        args.dir, seed=args.seed, format=args.format, hands_per_pairing=args.hands_per_pairing, rules=args.rules,
-        write=False,
-    )  # fmt: skip
-    roster = remove_agents(add_agents(args.dir, args.agents, write=False), args.remove)
-    if len(roster) < 2:
-        raise LeagueError(
-            f"a league needs at least 2 agents, the folder {args.dir!r} would have {len(roster)}; add some with --agents"
-        )
-    ents = entrants(roster)  # every agent loads and is distinct before the roster is saved
-    save_config(args.dir, cfg)
     root = Path(args.dir)
-    _check_outputs(root)
-    write_roster(args.dir, roster)
+    if root.exists() and not root.is_dir():
+        raise LeagueError(f"league folder {str(root)!r} is not a directory")
+    with folder_lock(root, "run"):  # a second run on the folder waits (docs/league.md, Concurrent runs)
+        return _run_locked(args, root)
+
+
+def _run_locked(args, root: Path) -> int:
+    with folder_lock(root, "roster"):  # read, extend and write the roster and the settings at once
+        cfg = open_league(
+            args.dir, seed=args.seed, format=args.format, hands_per_pairing=args.hands_per_pairing, rules=args.rules,
+            write=False,
+        )  # fmt: skip
+        roster = remove_agents(add_agents(args.dir, args.agents, write=False), args.remove)
+        if len(roster) < 2:
+            raise LeagueError(
+                f"a league needs at least 2 agents, the folder {args.dir!r} would have {len(roster)}; "
+                "add some with --agents"
+            )
+        ents = entrants(roster)  # every agent loads and is distinct before the roster is saved
+        save_config(args.dir, cfg)
+        _check_outputs(root)
+        write_roster(args.dir, roster)
     played = play(args.dir, cfg, ents, workers=args.workers, progress=not args.no_progress)
     res = standings(args.dir, cfg, ents, played)
     try:
         _write_json(root / "league.json", res)
-        (root / "league.html").write_text(html_page(res), encoding="utf-8")
+        write_text_atomic(root / "league.html", html_page(res))
     except OSError as e:  # a full disk, a folder removed meanwhile: one line, exit 1
         sys.stderr.write(f"fzmj-league: error: cannot write {e.filename or 'the tables'}: {e.strerror or e}\n")
         return 1

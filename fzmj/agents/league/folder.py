@@ -7,8 +7,15 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: no locks (docs/league.md)
+    fcntl = None
 
 from fzmj_env.checks import MAX_SEED, check_int
 from fzmj_env.rules import DEFAULT_RULES
@@ -138,6 +145,62 @@ class Entrant:
     name: str
     spec: str
     identity: str
+
+
+# ---- locks ------------------------------------------------------------------------------------------
+# Two runs on one folder would each read the roster, add their agents and write it back: the later
+# write drops the earlier run's agents. Two locks (flock on files in the folder, released by the
+# kernel when a process dies): ``roster`` is held for the seconds of a read-modify-write of
+# roster.json / config.json (the trainer's hook takes only this one), ``run`` for a whole
+# fzmj-league run (a second run waits for the first, then finds its matches in the cache).
+# Always ``run`` before ``roster``, so two runs cannot wait on each other.
+_HELD: set[str] = set()  # locks this process holds (a nested take is a no-op, not a self-deadlock)
+
+
+@contextmanager
+def folder_lock(path: str | Path, which: str = "roster") -> Iterator[None]:
+    """Hold lock ``which`` ("roster" or "run") of league folder ``path``; if another process holds
+    it, say so on stderr in one line and wait for it."""
+    root = Path(path)
+    lock = root / f".{which}.lock"
+    key = str(lock.resolve()) if root.exists() else str(lock.absolute())
+    if fcntl is None or key in _HELD:
+        yield
+        return
+    created = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            what = "playing in" if which == "run" else "updating the roster of"
+            sys.stderr.write(f"fzmj-league: another process is {what} {str(root)!r}; waiting for it to finish\n")
+            sys.stderr.flush()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
+    finally:
+        if created and all(p.name.endswith(".lock") for p in root.iterdir()):
+            # a run refused before writing anything leaves no folder behind (as before the locks)
+            try:
+                for q in root.iterdir():
+                    q.unlink()
+                root.rmdir()
+            except OSError:
+                pass  # another process is using it meanwhile
+        os.close(fd)  # releases the lock
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` atomically (temporary file, then rename): a reader never sees half a page."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def _write_json(path: Path, data) -> None:
@@ -277,6 +340,15 @@ def add_agents(path: str | Path, specs: list[str], names: list[str] | None = Non
     A spec given twice raises :class:`LeagueError`. Names default to the specs as given.
     """
     root = Path(path)
+    if not write:
+        return _with_agents(root, specs, names)
+    with folder_lock(root, "roster"):  # the read, the additions and the write in one hold
+        roster = _with_agents(root, specs, names)
+        write_roster(root, roster)
+    return roster
+
+
+def _with_agents(root: Path, specs: list[str], names: list[str] | None) -> list[dict]:
     roster = _roster(root)
     seen: dict[str, str] = {}
     for spec in specs:
@@ -300,8 +372,6 @@ def add_agents(path: str | Path, specs: list[str], names: list[str] | None = Non
         roster.append({"name": name, "spec": norm})
         known.add(norm)
         taken.add(name)
-    if write:
-        write_roster(root, roster)
     return roster
 
 
@@ -355,9 +425,10 @@ def add_to_league(path: str | Path, spec: str, name: str | None = None, rules: s
     keeps its settings: :func:`check_league` compares them, once, before a run). Plays nothing:
     ``fzmj-league --dir PATH`` plays the new pairings.
     """
-    if not (Path(path) / CONFIG_FILE).exists():
-        open_league(path, rules=rules)
-    add_agents(path, [spec], names=[name] if name else None)
+    with folder_lock(path, "roster"):  # against a league run adding agents at the same time
+        if not (Path(path) / CONFIG_FILE).exists():
+            open_league(path, rules=rules)
+        add_agents(path, [spec], names=[name] if name else None)
 
 
 def check_league(path: str | Path, rules: str | None = None) -> None:

@@ -50,17 +50,45 @@ def _entries(root: Path, cfg: LeagueConfig, ents: list[Entrant]) -> dict[tuple[i
     return out
 
 
+FAULT_FLAG = 0.05
+"""A ranking is flagged when more than this share of an agent's decisions were its fallback's."""
+
+
+def fallback_use(entry: dict, ident: str) -> tuple[int, float, bool]:
+    """(fallback decisions, decisions, exact) of agent ``ident`` in one cache entry.
+
+    The fallback count is the evaluator's (``bot_faults``, exec bots only; 0 for the others). The
+    decisions are the bot's own count when the evaluator reports one (``bot_faults[...]["decisions"]``),
+    else the match's decisions times the agent's share of the seats (``exact`` False): seats of one
+    table take about the same number of decisions, so the share is right to a few percent of itself.
+    """
+    slots = list(entry["inputs"]["slots"])
+    seats = slots + [slots[-1]] * (4 - len(slots))  # the evaluator fills the 4 slots with the last one
+    spec = next(sp for sp, i in zip(entry["specs"], slots, strict=True) if i == ident).strip()
+    f = (entry.get("bot_faults") or {}).get(spec) or {}
+    fallback = int(f.get("fallback_decisions", 0))
+    if "decisions" in f:
+        return fallback, float(f["decisions"]), True
+    return fallback, entry["decisions"] * seats.count(ident) / 4, False
+
+
 def _totals(ents: list[Entrant], played: dict[tuple[int, int], list[dict]]) -> list[dict]:
-    """Per agent: hands, score sum, win / self-draw / deal-in counts, win values, specials, win types."""
+    """Per agent: hands, score sum, win / self-draw / deal-in counts, win values, specials, win types,
+    fallback decisions and decisions."""
     totals = [
         {"hands": 0, "score_sum": 0.0, "wins": 0, "self_draws": 0, "deal_ins": 0, "win_value_sum": 0.0,
-         "specials": dict.fromkeys(SPECIAL_NAMES, 0), "win_types": {}}
+         "specials": dict.fromkeys(SPECIAL_NAMES, 0), "win_types": {}, "fallback": 0, "decisions": 0.0,
+         "exact": True}
         for _ in ents
     ]  # fmt: skip
     for (i, j), entries in played.items():
         for k in (i, j):
             t = totals[k]
             for e in entries:
+                fb, dec, exact = fallback_use(e, ents[k].identity)
+                t["fallback"] += fb
+                t["decisions"] += dec
+                t["exact"] &= exact
                 a = e["agents"][ents[k].identity]
                 t["hands"] += a["hands"]
                 t["score_sum"] += a["mean_score"] * a["hands"]
@@ -89,6 +117,7 @@ def _ratings(cfg: LeagueConfig, n: int, pairings: list[tuple[int, int]], D: np.n
 
 def _agent_row(e: Entrant, t: dict, rating: float, ci: list[float]) -> dict:
     h = t["hands"]
+    share = min(1.0, t["fallback"] / t["decisions"]) if t["decisions"] > 0 else 0.0
     return {
         "name": e.name,
         "spec": e.spec,
@@ -104,6 +133,12 @@ def _agent_row(e: Entrant, t: dict, rating: float, ci: list[float]) -> dict:
         "mean_win_value": t["win_value_sum"] / t["wins"] if t["wins"] else None,
         "win_types": t["win_types"],
         "specials": t["specials"],
+        # faults (docs/league.md, Faults): the share of the agent's decisions its fallback played
+        "fallback_decisions": t["fallback"],
+        "decisions": round(t["decisions"]),
+        "decisions_exact": t["exact"],
+        "fault_share": share,
+        "fault_flag": share > FAULT_FLAG,
     }
 
 
@@ -134,6 +169,7 @@ def standings(path: str | Path, cfg: LeagueConfig, ents: list[Entrant], played: 
         "hands_per_match": cfg.hands_per_match,
         "matches_per_pairing": 2 if cfg.format == "1v3" else 1,
         "rating_model": RATING_MODEL,
+        "fault_flag_share": FAULT_FLAG,
         "agents": [agents[k] for k in order],
         "pairs": pairs,
         "played": played,

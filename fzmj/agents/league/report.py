@@ -23,15 +23,41 @@ def _headline(res: dict) -> str:
     )
 
 
+FLAG = "⚠"
+
+
+def _fault_cell(a: dict) -> str:
+    """The agent's fallback share, marked when its ranking rests on the fallback (older tables: -)."""
+    share = a.get("fault_share")
+    if share is None:
+        return "-"
+    return f"{pct(share)} {FLAG}" if a.get("fault_flag") else pct(share)
+
+
 def _table_rows(res: dict) -> tuple[list[str], list[list[str]]]:
     head = ["rank", "agent", "rating (points / hand)", "95% CI", "mean score / hand", "win %", "self-draw %",
-            "deal-in %", "mean win value", "hands"]  # fmt: skip
+            "deal-in %", "mean win value", "hands", "fallback %"]  # fmt: skip
     rows = [
-        [str(a["rank"]), a["name"], _f(a["rating"]), _ci(a["rating_ci95"]), _f(a["mean_score"]), pct(a["win_rate"]),
-         pct(a["self_draw_rate"]), pct(a["deal_in_rate"]), _f(a["mean_win_value"], "{:.1f}"), str(a["hands"])]
+        [f"{a['rank']} {FLAG}" if a.get("fault_flag") else str(a["rank"]), a["name"], _f(a["rating"]),
+         _ci(a["rating_ci95"]), _f(a["mean_score"]), pct(a["win_rate"]), pct(a["self_draw_rate"]),
+         pct(a["deal_in_rate"]), _f(a["mean_win_value"], "{:.1f}"), str(a["hands"]), _fault_cell(a)]
         for a in res["agents"]
     ]  # fmt: skip
     return head, rows
+
+
+def fault_note(res: dict) -> str | None:
+    """One sentence naming the agents whose ranking rests on their fallback, or None."""
+    flagged = [a for a in res["agents"] if a.get("fault_flag")]
+    if not flagged:
+        return None
+    limit = pct(res.get("fault_flag_share", 0.05))
+    who = ", ".join(f"{a['name']} ({pct(a['fault_share'])})" for a in flagged)
+    est = "" if all(a.get("decisions_exact", True) for a in flagged) else " (share of decisions estimated from seats)"
+    return (
+        f"{FLAG} the fallback played more than {limit} of the decisions of {who}{est}: that ranking measures the "
+        "fallback as much as the bot (faults: crash, timeout, garbage, illegal; see the cache entries' bot_faults)"
+    )
 
 
 def _md_name(s: str) -> str:
@@ -42,7 +68,10 @@ def markdown(res: dict) -> str:
     """The leaderboard, the pairs and the special counts as Markdown."""
     head, rows = _table_rows(res)
     lines = [f"**fzmj-league** — {_headline(res)}", ""]
-    lines += md_table(head, "rlrlrrrrrr", [[r[0], _md_name(r[1]), *r[2:]] for r in rows])
+    lines += md_table(head, "rlrlrrrrrrr", [[r[0], _md_name(r[1]), *r[2:]] for r in rows])
+    note = fault_note(res)
+    if note:
+        lines += ["", _md_name(note)]
     lines += [
         "",
         "Rating: least-squares fit of every pairing's mean score difference per hand (sum zero), i.e. the "
@@ -126,7 +155,7 @@ th { background: #f4f4f4; } td.name, th.name { text-align: left; }
 td.pos { color: #0a6b2d; } td.neg { color: #a4161a; }
 svg text { font-size: 12px; fill: #222; } svg .grid { stroke: #e4e4e4; } svg .zero { stroke: #888; }
 svg .ci { stroke: #1f5fa8; stroke-width: 2; } svg .dot { fill: #1f5fa8; }
-p.note { color: #555; font-size: 0.9em; }
+p.note { color: #555; font-size: 0.9em; } p.warn { color: #8a4b00; font-weight: 600; }
 """
 
 
@@ -148,7 +177,11 @@ def html_page(res: dict) -> str:
         out.append(
             "<tr>" + "".join(f'<td class="{"name" if c == 1 else ""}">{e(v)}</td>' for c, v in enumerate(r)) + "</tr>"
         )
-    out += ["</table>", f'<p class="note">{e(res["rating_model"])}.</p>', "<h2>Ratings</h2>", _svg_ratings(res)]
+    out.append("</table>")
+    note = fault_note(res)
+    if note:
+        out.append(f'<p class="warn">{e(note)}.</p>')
+    out += [f'<p class="note">{e(res["rating_model"])}.</p>', "<h2>Ratings</h2>", _svg_ratings(res)]
     # the pair matrix: row agent minus column agent, in leaderboard order
     names = [a["name"] for a in res["agents"]]
     cell = {}
