@@ -10,7 +10,11 @@ PY="${PYTHON:-python3}"
 if [ $# -ge 1 ]; then WORK="$1"; mkdir -p "$WORK"; else WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
 t0=$SECONDS
 
-"$PY" -m pip wheel -q --no-deps -w "$WORK/dist" "$REPO"
+# build from a copy of the files git knows (tracked, or untracked and not ignored): an in-tree
+# build would leave build/ in the checkout, whose stale files setuptools puts in the next wheel
+mkdir -p "$WORK/src"
+git -C "$REPO" ls-files -co --exclude-standard -z | tar -C "$REPO" --null -T - -cf - | tar -C "$WORK/src" -xf -
+"$PY" -m pip wheel -q --no-deps -w "$WORK/dist" "$WORK/src"
 WHEEL="$(ls "$WORK"/dist/fzmj-*.whl)"
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q torch==2.13.0      # the CPU build; a bare `torch` pulls CUDA
