@@ -126,7 +126,13 @@ def tests() -> None:
     m = re.search(r"(\d+) tests? collected", out) or re.search(r"(\d+) tests? collected", out.replace("\n", " "))
     collected = m.group(1) if m else out.strip().splitlines()[-1]
     skipped = [mod for mod, lib in INTEGRATION_LIBS.items() if importlib.util.find_spec(lib) is None]
+    out, _, _ = run([sys.executable, "-m", "pytest", "--collect-only", "-q", "tests/integrations"], cwd=ROOT)
+    m = re.search(r"(\d+) tests? collected", out)
+    extras = int(m.group(1)) if m else 0
     line("collected", collected)
+    line("of which in tests/integrations (collected only with the extras' libraries)", extras)
+    if str(collected).isdigit():
+        line("so a [dev]-only venv collects", int(collected) - extras)
     line("modules that skip here (library not installed)", ", ".join(skipped) or "none")
 
 
@@ -136,7 +142,7 @@ QUICK = {  # --quick: tiny runs that check the plumbing, not figures to quote
     "bench_aec.py": ["--steps", "5000", "--repeats", "1"],
     "bench_vector.py": ["--decisions", "40000", "--runs", "1"],
     "bench_eval.py": ["--hands", "512", "--runs", "1"],
-    "bench_train.py": ["--updates", "2"],
+    "bench_train.py": ["--updates", "3", "--set", "bc_decisions=4096", "--set", "bc_eval_hands=0"],
 }
 _quick = False
 
