@@ -162,8 +162,10 @@ def speed() -> None:
     line("is_win_batch, 17-tile hands/s, one core", f"{f['hands_per_s'] / 1e6:.1f} M")
     f = bench("bench_engine.py")
     line("engine, complete random hands/s, one core", f"{f['engine_hands_per_s']:,.0f}")
-    f = bench("bench_aec.py", "--no-connect-four")
-    line("AEC env, random legal play, steps/s", f"{f['steps_per_s']:,.0f}")
+    f = bench("bench_aec.py")
+    c4 = f.get("connect_four_v3", {}).get("steps_per_s")
+    c4_text = f" (PettingZoo connect_four_v3, same loop: {c4:,.0f})" if c4 else ""
+    line("AEC env, random legal play, steps/s", f"{f['fzmj_v0']['steps_per_s']:,.0f}{c4_text}")
     f = bench("bench_vector.py", "--batch-sizes", "1024")
     line(
         "VectorEnv B=1024, 1 thread, decisions/s (numpy sampling included)",
