@@ -1,5 +1,5 @@
 """The command-line toolkit every fzmj command shares: one-line usage errors, the error contract
-of a command's body (README, "Errors"), output files checked before the work, and the safe YAML
+of a command's body (docs/reference.md, "Errors"), output files checked before the work, and the safe YAML
 readers behind ``--rules``, ``--config`` and ``--set``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .checks import short_repr
 
 # ---- command lines -------------------------------------------------------------------------------
 class OneLineParser(argparse.ArgumentParser):
-    """``argparse`` whose usage errors are one line, ``PROG: error: ...``, exit code 2 (README, "Errors")."""
+    """``argparse`` whose usage errors are one line, ``PROG: error: ...``, exit code 2 (docs/reference.md, "Errors")."""
 
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
@@ -23,7 +23,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def run_cli(parser: argparse.ArgumentParser, work, bad_input: tuple = (), interrupted: str = "interrupted") -> int:
-    """A command's body ``work()`` (returns the exit code) with the README's error contract: bad
+    """A command's body ``work()`` (returns the exit code) with the error contract of docs/reference.md: bad
     input (an exception of ``bad_input``) is ``PROG: error: ...`` and exit 2; Ctrl-C one line and
     exit 130; anything else raised during the work (an agent failing mid-game) one line, exit 1."""
     try:

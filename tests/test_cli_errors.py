@@ -1,6 +1,6 @@
 """raw tracebacks and wrong exit codes where one clear line is promised.
 
-Exit codes (README, "Errors"): 0 ok, 2 a usage or input error (one ``prog: error: ...`` line,
+Exit codes (docs/reference.md, "Errors"): 0 ok, 2 a usage or input error (one ``prog: error: ...`` line,
 before any work), 1 the run failed (one line too), 130 interrupted.
 """
 
@@ -155,7 +155,7 @@ def test_unloadable_checkpoint_is_one_line_of_ours(tmp_path, capsys, kind):
     "argv", [["--seed", "-1"], ["--seed", str(2**64)], ["--hands", "0"], ["--hands", str(2**31)], ["--seed", "x"]]
 )
 def test_demo_bad_arguments(capsys, argv):
-    from fzmj_env.demo import main
+    from fzmj.agents.demo import main
 
     with pytest.raises(SystemExit) as e:
         main(argv)

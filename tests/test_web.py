@@ -828,3 +828,15 @@ def test_play_hint_comes_from_the_persons_view_and_a_failing_reviewer_costs_only
     s.reviewer = _Broken()
     s._hint = None
     assert "RuntimeError" in s.state()["hint"]["error"]
+
+
+def test_every_chinese_character_of_the_pages_is_in_their_font():
+    """Each CJK character in the pages' sources is drawn by the font the pages embed (a missing one
+    would show as a box without a system CJK font): after adding a label, `python -m fzmj.web.make_font`."""
+    from fzmj.web.make_font import FAMILY, OUT, font_characters, page_characters
+    from fzmj.web.replay import asset
+
+    css = OUT.read_text(encoding="utf-8")
+    missing = sorted(set(page_characters()) - font_characters(css))
+    assert not missing, f"not in fzmj/web/static/cjk_font.css: {''.join(missing)} (run python -m fzmj.web.make_font)"
+    assert f'"{FAMILY}"' in asset("viewer.css").split("body {", 1)[1].split("}", 1)[0]  # the body's first font

@@ -598,3 +598,32 @@ def test_review_page_shows_the_agent_beside_each_decision(page, match_record, tm
         page.keyboard.press("ArrowRight")
         ms.append(page.evaluate("fzmj.state.lastRenderMs"))
     _timing("review", {"write_s_with_pretrained": write_s, "step_render_ms_median": float(np.median(ms))})
+
+
+def test_chinese_labels_draw_without_a_cjk_font(browser, match_record, tmp_path):
+    """The pages carry their Chinese characters as an embedded font (fzmj/web/make_font.py): on a
+    machine whose fonts have no CJK glyphs, the labels (吃 碰 杠 胡, 金, 和局...) still draw, not as boxes."""
+    latin = [
+        d for d in ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/truetype/liberation") if Path(d).is_dir()
+    ]
+    if not latin:
+        pytest.skip("no Latin-only font folder to build a CJK-free fontconfig from")
+    conf = tmp_path / "fonts.conf"
+    dirs = "".join(f"<dir>{d}</dir>" for d in latin)
+    conf.write_text(f'<?xml version="1.0"?><fontconfig>{dirs}<cachedir>{tmp_path}/fc</cachedir></fontconfig>')
+    _, path = match_record
+    out = write_replay(path, tmp_path / "replay.html")
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
+    # a second Chromium of the same Playwright, started with that fontconfig
+    b = browser.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env=env)
+    try:
+        pg = b.new_page(viewport={"width": 1280, "height": 960})
+        pg.goto(out.as_uri())
+        pg.keyboard.press("End")
+        pg.wait_for_function("document.fonts.status === 'loaded'")
+        faces = pg.evaluate("[...document.fonts].filter(f => f.family.includes('fzmj-cjk')).map(f => f.status)")
+        assert faces == ["loaded"], faces  # a face with a unicode-range loads only once a character needs it
+        assert pg.evaluate("""document.fonts.check('14px "fzmj-cjk"', '吃碰杠胡金和局')""")
+        assert "和局" in pg.inner_text("body") or "胡" in pg.inner_text("body")
+    finally:
+        b.close()

@@ -4,6 +4,11 @@ Every key is checked on load: an unknown key, a value of the wrong type or outsi
 range raises :class:`ConfigError` with the key's name (and the closest known key for a typo).
 Field documentation is the one-line docstring written under each field of the dataclass
 (CleanRL style); :func:`field_docs` reads it back for ``--help`` and for docs.
+
+The configs that ship live in ``fzmj/train/configs/`` (package data, so an installed wheel has
+them; the repository's top-level ``configs`` is a link to that folder): ``--config ppo_default``
+names one, and a path still reads a file. Each file's first comment line describes it in one line
+(``fzmj-train --list-configs``).
 """
 
 from __future__ import annotations
@@ -22,12 +27,38 @@ import yaml
 
 from fzmj_env.cli import read_yaml_file, read_yaml_text
 
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+"""The configs that ship with the package (``--config NAME``)."""
+
 
 class ConfigError(ValueError):
     """A config file or override is malformed: the message names the offending key."""
 
     def __init__(self, message: str = ""):  # a value's repr from a file can be huge: one short line
         super().__init__(message if len(message) <= 300 else f"{message[:240]}... ({len(message)} characters)")
+
+
+def shipped_configs() -> dict[str, str]:
+    """Name -> one-line description (the file's first comment line) of every config that ships."""
+    out = {}
+    for path in sorted(CONFIG_DIR.glob("*.yaml")):
+        first = path.read_text(encoding="utf-8").partition("\n")[0]
+        out[path.stem] = first.removeprefix("#").strip() if first.startswith("#") else ""
+    return out
+
+
+def resolve_config(spec: str | Path) -> Path:
+    """The file of ``--config SPEC``: a path that exists, else the name of a shipped config
+    (``ppo_default`` or ``ppo_default.yaml``). Anything else: :class:`ConfigError` listing the names."""
+    path = Path(spec)
+    if path.exists():
+        return path
+    text = str(spec)
+    name = text.removesuffix(".yaml")
+    if name and "/" not in text and "\\" not in text and (CONFIG_DIR / f"{name}.yaml").is_file():
+        return CONFIG_DIR / f"{name}.yaml"
+    names = ", ".join(shipped_configs())
+    raise ConfigError(f"config file {text}: no such file, and not the name of a shipped config ({names})")
 
 
 def field_docs(cls) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Expert iteration: distil a search agent into the policy network (``algo: distill``).
 
-    fzmj-train --config configs/distill_search.yaml [--set key=value ...]
+    fzmj-train --config distill_search [--set key=value ...]
 
 One run folder, one config format and one checkpoint format with PPO (``fzmj-train``): the run
 is a PPO config with ``algo: distill``, and its checkpoints load as ``ppo:PATH`` in every agent

@@ -498,7 +498,7 @@ def play_page(session: Session, token: str = "") -> str:
     return fill(
         asset("play.html"),
         {
-            "CSS": asset("viewer.css"),
+            "CSS": asset("cjk_font.css") + asset("viewer.css"),  # the Chinese labels draw without a CJK font
             "META": script_json(meta),
             "VIEWER_JS": asset("viewer.js"),
             "PLAY_JS": asset("play.js"),

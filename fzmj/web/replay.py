@@ -104,7 +104,7 @@ def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay
         {
             "TITLE": html.escape(title),
             "SUBTITLE": html.escape(subtitle),
-            "CSS": asset("viewer.css"),
+            "CSS": asset("cjk_font.css") + asset("viewer.css"),  # the Chinese labels draw without a CJK font
             "DATA": script_json(data),
             "VIEWER_JS": asset("viewer.js"),
             "REPLAY_JS": asset("replay.js"),

@@ -173,7 +173,7 @@ SPECIAL_NAMES = (
     SP_GOLD_KAN,
 ) = range(10)
 
-# ---- action layout (public API, README) ------------------------------------------------------
+# ---- action layout (public API, docs/reference.md) ------------------------------------------------------
 NUM_ACTIONS = 62
 A_DISCARD = 0  # 0..26: discard kind k
 A_CHI_LOW, A_CHI_MID, A_CHI_HIGH = 27, 28, 29  # the discard as lowest / middle / highest tile

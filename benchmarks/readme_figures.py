@@ -1,0 +1,205 @@
+"""Every figure the README shows, regenerated, with the machine they came from and its load.
+
+    python benchmarks/readme_figures.py                    # everything (about 10 min on 2 idle cores)
+    python benchmarks/readme_figures.py --only machine tests strength
+    python benchmarks/readme_figures.py --only quickstart  # the README's first command, timed
+
+Sections (in the README's order): ``machine`` (CPU model, cores, load average, versions),
+``quickstart`` (the README's training command in a temporary folder: the line it ends with,
+its wall time, its CPU seconds, the load average around it, then the README's follow-up
+evaluation of its checkpoint), ``tests`` (what the README's test command collects, and which
+integration modules skip because their library is not installed), ``speed`` (the headline
+benchmarks: one figure from each of bench_is_win, bench_engine, bench_aec, bench_vector,
+bench_eval, bench_train) and ``strength`` (the shipped ``pretrained`` agent against three
+``heuristic`` and three ``random``, 4,000 hands of seed 7: deterministic, so the same digits on
+any machine). Wall-clock figures depend on the load printed beside them; CPU seconds and the
+strength figures do not. The other tables (docs/results.md) name the script that prints each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+BIN = Path(sys.executable).parent
+SECTIONS = ["machine", "quickstart", "tests", "speed", "strength"]
+QUICKSTART = ["--config", "ppo_default", "--set", "total_timesteps=3_000_000", "--set", "run_name=quickstart"]
+INTEGRATION_LIBS = {  # test module -> the library it needs ([sb3], [tianshou], [rllib], [agilerl] extras)
+    "tests/integrations/test_sb3.py": "sb3_contrib",
+    "tests/integrations/test_tianshou.py": "tianshou",
+    "tests/integrations/test_rllib.py": "ray",
+    "tests/integrations/test_agilerl.py": "agilerl",
+}
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "n/a"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def line(key: str, value) -> None:
+    print(f"  {key}: {value}", flush=True)
+
+
+def run(cmd: list[str], cwd: Path | None = None) -> tuple[str, float, float]:
+    """``cmd``'s stdout, its wall seconds and its CPU seconds (user + sys of the child and its children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}".rstrip(os.pathsep)}
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if p.returncode != 0:
+        sys.exit(f"readme_figures: {' '.join(map(str, cmd))} failed ({p.returncode}): {p.stderr.strip()[-800:]}")
+    return p.stdout, wall, cpu
+
+
+def evaluate(agents: list[str], hands: int, seed: int | None, cwd: Path | None = None) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "r.json"
+        cmd = [str(BIN / "fzmj-eval"), "--agents", *agents, "--hands", str(hands), "--workers", "2"]
+        cmd += ["--no-progress", "--out", str(out)] + (["--seed", str(seed)] if seed is not None else [])
+        run(cmd, cwd=cwd)
+        slot = json.loads(out.read_text())["per_slot"][0]
+    lo, hi = slot["ci95"]
+    return f"{slot['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}] per hand"
+
+
+def machine() -> None:
+    import numba
+    import numpy
+    import torch
+
+    print("machine")
+    line("cpu", f"{cpu_model()}, {os.cpu_count()} cores visible")
+    line("load average (1, 5, 15 min)", load())
+    line(
+        "python / numpy / numba / torch",
+        f"{platform.python_version()} / {numpy.__version__} / {numba.__version__} / {torch.__version__}",
+    )
+    line("date", time.strftime("%Y-%m-%d %H:%M %Z"))
+
+
+def quickstart() -> None:
+    print("quickstart (the README's first command, training part; installs not included)")
+    with tempfile.TemporaryDirectory() as tmp:
+        start = load()
+        out, wall, cpu = run([str(BIN / "fzmj-train"), *QUICKSTART], cwd=Path(tmp))
+        evals = [ln for ln in out.splitlines() if " vs random " in ln]
+        final = evals[-1] if evals else out.strip().splitlines()[-1]
+        line(
+            "last line with the evaluation",
+            final.split(" | ent ")[0].split(" | ")[0] + " | ... | " + " | ".join(final.split(" | ")[-2:]),
+        )
+        line("time", f"{wall / 60:.1f} min wall, {cpu:,.0f} CPU s (load average {start} before, {load()} after)")
+        ckpt = Path(tmp) / "runs" / "quickstart" / "checkpoints" / "latest.pt"
+        line(
+            "follow-up: fzmj-eval --agents ppo:... random --hands 2000", evaluate([f"ppo:{ckpt}", "random"], 2000, None)
+        )
+
+
+def tests() -> None:
+    print("tests (the README's test command: python -m pytest -q)")
+    out, _, _ = run([sys.executable, "-m", "pytest", "--collect-only", "-q"], cwd=ROOT)
+    m = re.search(r"(\d+) tests? collected", out) or re.search(r"(\d+) tests? collected", out.replace("\n", " "))
+    collected = m.group(1) if m else out.strip().splitlines()[-1]
+    skipped = [mod for mod, lib in INTEGRATION_LIBS.items() if importlib.util.find_spec(lib) is None]
+    out, _, _ = run([sys.executable, "-m", "pytest", "--collect-only", "-q", "tests/integrations"], cwd=ROOT)
+    m = re.search(r"(\d+) tests? collected", out)
+    extras = int(m.group(1)) if m else 0
+    line("collected", collected)
+    line("of which in tests/integrations (collected only with the extras' libraries)", extras)
+    if str(collected).isdigit():
+        line("so a [dev]-only venv collects", int(collected) - extras)
+    line("modules that skip here (library not installed)", ", ".join(skipped) or "none")
+
+
+QUICK = {  # --quick: tiny runs that check the plumbing, not figures to quote
+    "bench_is_win.py": ["--n", "200000", "--runs", "1"],
+    "bench_engine.py": ["--hands", "2000", "--driver-hands", "20", "--runs", "1"],
+    "bench_aec.py": ["--steps", "5000", "--repeats", "1"],
+    "bench_vector.py": ["--decisions", "40000", "--runs", "1"],
+    "bench_eval.py": ["--hands", "512", "--runs", "1"],
+    "bench_train.py": ["--updates", "3", "--set", "bc_decisions=4096", "--set", "bc_eval_hands=0"],
+}
+_quick = False
+
+
+def bench(script: str, *args: str) -> dict:
+    extra = QUICK[script] if _quick else []
+    out, _, _ = run([sys.executable, str(BENCH / script), "--json", *args, *extra])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def speed() -> None:
+    print(
+        "speed (headline benchmarks; wall clock, so read them with the load average)" + (" --quick" if _quick else "")
+    )
+    line("load average before", load())
+    f = bench("bench_is_win.py", *([] if _quick else ["--runs", "5"]))
+    line("is_win_batch, 17-tile hands/s, one core", f"{f['hands_per_s'] / 1e6:.1f} M")
+    f = bench("bench_engine.py")
+    line("engine, complete random hands/s, one core", f"{f['engine_hands_per_s']:,.0f}")
+    f = bench("bench_aec.py")
+    c4 = f.get("connect_four_v3", {}).get("steps_per_s")
+    c4_text = f" (PettingZoo connect_four_v3, same loop: {c4:,.0f})" if c4 else ""
+    line("AEC env, random legal play, steps/s", f"{f['fzmj_v0']['steps_per_s']:,.0f}{c4_text}")
+    f = bench("bench_vector.py", "--batch-sizes", "1024")
+    line(
+        "VectorEnv B=1024, 1 thread, decisions/s (numpy sampling included)",
+        f"{f['B1024_threads1']['decisions_per_s']:,.0f}",
+    )
+    f = bench("bench_eval.py")
+    line("fzmj-eval, 4 heuristic agents, 2 workers, hands/s", f"{f['heuristic_hands_per_s']:,.0f}")
+    f = bench("bench_train.py")
+    line(
+        "fzmj-train, ppo_default, env steps/s (median of the updates)",
+        f"{f['wall_sps_median']:,.0f} ({f['cpu_sps_median']:,.0f} per CPU s)",
+    )
+    line("load average after", load())
+
+
+def strength() -> None:
+    print("strength (deterministic: the same digits on any machine)")
+    for opp in ("heuristic", "random"):
+        line(f"pretrained vs 3 {opp}, 4,000 hands, seed 7", evaluate(["pretrained", opp], 4000, 7))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to print")
+    ap.add_argument("--quick", action="store_true", help="speed: tiny runs (checks the script, not figures to quote)")
+    args = ap.parse_args(argv)
+    global _quick
+    _quick = args.quick
+    machine()  # always: every figure below is read with it
+    for name in SECTIONS[1:]:
+        if name in args.only:
+            globals()[name]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
