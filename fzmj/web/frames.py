@@ -175,14 +175,7 @@ def describe_step(
 def laid_flowers(before: list[int], after: list[int]) -> list[int]:
     """The flower kinds laid out between two snapshots: the engine keeps a count per flower kind
     (``flowers[seat, kind - 27]``), so the new ones are the per-kind increase, in kind order."""
-    left = list(before)
-    new = []
-    for k in after:
-        if k in left:
-            left.remove(k)
-        else:
-            new.append(k)
-    return new
+    return [k for k in range(27, 42) for _ in range(max(0, after.count(k) - before.count(k)))]
 
 
 def public_action_name(before: dict, after: dict, seat: int, action: int, view: int | None) -> str:

@@ -179,9 +179,10 @@ class Session:
         self.log.extend(f"hand {hand_no + 1}: {line}" for line in lines)
         del self.log[:-MAX_LOG]
         if seat != self.seat and len(self.steps) < MAX_STEPS:  # what the page paces through
-            shown = lines if before["claim"] is None else lines[1:]  # another seat's claim answer is private
+            # describe_step already leaves out another seat's claim answer (private, R12): dropping a
+            # first line here again would drop a public one (the window's resolution, a flower laid out)
             frame = None if result is not None else after
-            self.steps.append({"seat": seat, "lines": shown, "call": _call(before, after, result), "frame": frame})
+            self.steps.append({"seat": seat, "lines": lines, "call": _call(before, after, result), "frame": frame})
 
     def _advance(self) -> None:
         """Let the agents act until the person must decide, a hand ends, or the game is over."""
