@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 
 from .core.engine import acting_seat, drawable, kind_unit, legal_mask, reserve, step, tiles_left
-from .core.intrinsics import load8, store8
+from .core.intrinsics import borrow, load8, store8
 from .core.state import (
     A_CHI_HIGH,
     A_CHI_LOW,
@@ -612,7 +612,7 @@ def encode_v1(tb, seat, out):
 @njit(cache=True, inline="always")
 def _history_seat(tb, s, me, gold, out, b):
     """The v3 block of seat ``s`` (relative to ``me``) at plane ``b`` (every byte written)."""
-    _clear_rows(out, b, H_SEAT_PLANES)
+    _clear_rows(out, b, H_FLOWER_WHEN)  # mostly zero: clear, then set the ones; the flower rows are written whole
     disc = tb.disc[s]
     claimed = tb.disc_claimed[s]
     times = tb.disc_t[s]
@@ -644,18 +644,14 @@ def _history_seat(tb, s, me, gold, out, b):
         out[b + H_MELD_WHEN + j, min(tb.meld_at[s, j, 0], 26)] = 1
         if tb.meld_at[s, j, 1] >= 0:
             out[b + H_MELD_WHEN + j, min(tb.meld_at[s, j, 1], 26)] = 1
-    fa = tb.flower_at[s]
-    for p in range(27):
-        c = fa[p]
-        if c > 0:
-            for i in range(4):
-                out[b + H_FLOWER_WHEN + i, p] = c > i
+    _thresholds(out, b + H_FLOWER_WHEN, tb.flower_at, s * 27)  # counts kept at most 4 by the engine
 
 
 @njit(cache=True)
 def encode_history(tb, seat, out):
     """The v3 planes ``NUM_CHANNELS .. V3_CHANNELS-1`` of ``seat`` into ``out[>= V3_CHANNELS, 27]``
     (planes 0..98 untouched: ``encode_v1`` writes them)."""
+    out = borrow(out)  # no reference counting of the row views below (core/intrinsics.py)
     m = tb.m
     gold = m[GOLD]
     for r in range(4):

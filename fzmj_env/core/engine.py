@@ -188,7 +188,8 @@ def lay_flower(tb, seat, kind):
     """Lay out a flower for ``seat`` (R4); a newly completed set raises the reserve (R6)."""
     before = flower_sets_of(tb, seat)
     tb.flowers[seat, kind - 27] += 1
-    tb.flower_at[seat, min(tb.n_disc[seat], 26)] += 1
+    p = min(tb.n_disc[seat], 26)
+    tb.flower_at[seat, p] = min(tb.flower_at[seat, p] + 1, 4)  # the observation shows >= 1 .. >= 4
     tb.m[FLOWER_SETS] += flower_sets_of(tb, seat) - before
 
 

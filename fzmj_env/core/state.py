@@ -123,7 +123,8 @@ _FIELDS = [
     ("disc_t", np.uint8, (4, MAX_DISCARDS)),
     ("meld_at", np.int8, (4, MAX_MELDS, 2)),  # position p when the meld was made; when a peng became an
     #                                          added kong (-1 otherwise)
-    ("flower_at", np.int8, (4, 27)),  # flowers the seat laid out at position p (p capped at 26; deal: p 0)
+    ("flower_at", np.int8, (4, 27)),  # flowers the seat laid out at position p, at most 4 counted (p capped
+    #                                  at 26; the deal: p 0)
 ]
 
 STATE_DTYPE = np.dtype([(name, dtype, shape) for name, dtype, shape in _FIELDS])
