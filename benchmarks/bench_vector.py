@@ -4,7 +4,7 @@ Actions are sampled from the masks with numpy (as a policy would be, outside the
 observations are produced every step. Measured at several batch sizes, with one thread and
 with all threads, and the AEC env (``fzmj_env.env()``) in the same run for the ratio.
 
-    python benchmarks/bench_vector.py [--json] [--steps N] [--runs R] [--rules PRESET]
+    python benchmarks/bench_vector.py [--json] [--steps N] [--runs R] [--rules PRESET] [--obs-version 3]
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ def sample(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
     return (rng.random(mask.shape, dtype=np.float32) * mask).argmax(1)
 
 
-def vector_rate(num_tables: int, threads: int, steps: int, runs: int, rules: str = "fuzhou-lianzhong") -> dict:
+def vector_rate(
+    num_tables: int, threads: int, steps: int, runs: int, rules: str = "fuzhou-lianzhong", obs_version: int = 2
+) -> dict:
     from fzmj_env.vector import VectorEnv
 
-    env = VectorEnv(num_tables, rules=rules, seed=0, num_threads=threads)
+    env = VectorEnv(num_tables, rules=rules, seed=0, num_threads=threads, obs_version=obs_version)
     obs, mask, seat = env.reset()
     rng = np.random.default_rng(0)
     for _ in range(5):  # warm-up (loads or compiles the kernels)
@@ -52,10 +54,10 @@ def vector_rate(num_tables: int, threads: int, steps: int, runs: int, rules: str
     }
 
 
-def aec_rate(steps: int, runs: int, rules: str = "fuzhou-lianzhong") -> dict:
+def aec_rate(steps: int, runs: int, rules: str = "fuzhou-lianzhong", obs_version: int = 2) -> dict:
     import fzmj_env
 
-    env = fzmj_env.env(rules=rules)
+    env = fzmj_env.env(rules=rules, obs_version=obs_version)
     rng = np.random.default_rng(0)
     rates, hands = [], []
     for r in range(runs):
@@ -85,17 +87,25 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 64, 1024])
     parser.add_argument("--rules", default="fuzhou-lianzhong", help="rule preset (bench_presets.py compares them all)")
+    parser.add_argument(
+        "--obs-version", type=int, default=2, choices=(2, 3), help="observation layout (docs/observation.md)"
+    )
     args = parser.parse_args()
     all_threads = numba.config.NUMBA_NUM_THREADS
-    fig: dict = {"threads_available": all_threads, "runs": args.runs, "rules": args.rules}
-    aec = aec_rate(min(args.decisions, 50_000), args.runs, args.rules)
+    fig: dict = {
+        "threads_available": all_threads,
+        "runs": args.runs,
+        "rules": args.rules,
+        "obs_version": args.obs_version,
+    }
+    aec = aec_rate(min(args.decisions, 50_000), args.runs, args.rules, args.obs_version)
     fig["aec"] = aec
     for B in args.batch_sizes:
         for threads in sorted({1, all_threads}):
             steps = max(20, args.decisions // B)
             if B == 1:
                 steps = min(steps, 50_000)
-            r = vector_rate(B, threads, steps, args.runs, args.rules)
+            r = vector_rate(B, threads, steps, args.runs, args.rules, args.obs_version)
             r["ratio_vs_aec"] = r["decisions_per_s"] / aec["decisions_per_s"]
             fig[f"B{B}_threads{threads}"] = r
     if args.json:

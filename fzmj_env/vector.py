@@ -21,11 +21,19 @@ import numpy as np
 from numba import njit, prange
 
 from .actions import NUM_ACTIONS, action_name
-from .checks import MAX_TABLES, check_bool, check_hands_per_game, check_int, check_memory, check_reward_scale
+from .checks import (
+    MAX_TABLES,
+    check_bool,
+    check_hands_per_game,
+    check_int,
+    check_memory,
+    check_obs_version,
+    check_reward_scale,
+)
 from .core import engine, state
 from .core.hand import get_win_table
 from .core.intrinsics import borrow, prefetch
-from .encode import NUM_CHANNELS, ORACLE_CHANNELS
+from .encode import ORACLE_CHANNELS, obs_channels
 from .observe import observe_one
 from .resample import observe_tables, resample_buffer
 from .rules import DEFAULT_RULES, Rules, load_rules
@@ -86,25 +94,67 @@ def _copy_result(tb, out):
         out[len(_RESULT_SLOTS) + s] = tb.points[s]
 
 
+# One signature for every step and reset kernel: the arguments that do not change between steps
+# are packed once, at construction, into two tuples (a tuple of arrays costs Numba's dispatcher
+# no more than the same arrays as separate arguments; a namedtuple would cost ~15 µs per call):
+#   cfg = (base_seed uint64, hands_per_game, reward_scale float32, oracle, auto_reset)
+#   io  = the per-table buffers the kernels write, in the order of the IO_* names below.
+CFG_SEED, CFG_HANDS, CFG_SCALE, CFG_ORACLE, CFG_AUTO_RESET = range(5)
+(
+    IO_GAMES,
+    IO_REWARDS,
+    IO_DONE,
+    IO_HAND_OVER,
+    IO_PENDING,
+    IO_FINAL,
+    IO_MASK,
+    IO_OBS,
+    IO_SEAT,
+    IO_ORACLE,
+    IO_PENDING_OUT,
+    IO_RESULTS,
+) = range(12)
+
+
+@njit(cache=True, inline="always")
+def _borrowed(io):
+    """``io`` with every array borrowed (core/intrinsics.py: no atomic reference counting in the
+    helpers called per table)."""
+    return (
+        borrow(io[IO_GAMES]),
+        borrow(io[IO_REWARDS]),
+        borrow(io[IO_DONE]),
+        borrow(io[IO_HAND_OVER]),
+        borrow(io[IO_PENDING]),
+        borrow(io[IO_FINAL]),
+        borrow(io[IO_MASK]),
+        borrow(io[IO_OBS]),
+        borrow(io[IO_SEAT]),
+        borrow(io[IO_ORACLE]),
+        borrow(io[IO_PENDING_OUT]),
+        borrow(io[IO_RESULTS]),
+    )
+
+
+@njit(cache=True, inline="always")
+def _observe(buf, wt, t, cfg, io):
+    """Mask, observation (and oracle) of table ``t``'s acting seat; its pending reward handed over."""
+    observe_one(
+        buf[t], wt, t, io[IO_MASK], io[IO_OBS], io[IO_SEAT], cfg[CFG_ORACLE], io[IO_ORACLE],
+        io[IO_PENDING], io[IO_PENDING_OUT],
+    )  # fmt: skip
+
+
 @njit(cache=True)
-def _step_one(
-    buf,
-    wt,
-    t,
-    action,
-    base_seed,
-    games,
-    hands_per_game,
-    scale,
-    rewards,
-    done,
-    hand_over,
-    pending,
-    final,
-    results,
-    auto_reset,
-):
+def _step_one(buf, wt, t, action, cfg, io):
     """One table's step (its finished hand's result copied before any reset); then observe it."""
+    rewards, done, hand_over, pending, final = (
+        io[IO_REWARDS],
+        io[IO_DONE],
+        io[IO_HAND_OVER],
+        io[IO_PENDING],
+        io[IO_FINAL],
+    )
     tb = buf[t]
     for s in range(4):
         rewards[t, s] = 0.0
@@ -116,7 +166,8 @@ def _step_one(
     code = engine.apply_action(tb, wt, action)
     if code == engine.STEP_HAND_OVER or code == engine.STEP_GAME_OVER:
         hand_over[t] = True
-        _copy_result(tb, results[t])
+        _copy_result(tb, io[IO_RESULTS][t])
+        scale = cfg[CFG_SCALE]
         for s in range(4):
             r = tb.points[s] * scale
             rewards[t, s] = r
@@ -126,90 +177,28 @@ def _step_one(
         for s in range(4):
             final[t, s] = pending[t, s]
             pending[t, s] = 0.0
-        if auto_reset:
-            _reset_one(buf, wt, t, base_seed, games, hands_per_game)
+        if cfg[CFG_AUTO_RESET]:
+            _reset_one(buf, wt, t, cfg[CFG_SEED], io[IO_GAMES], cfg[CFG_HANDS])
 
 
 @njit(cache=True)
-def _step_range(
-    lo,
-    hi,
-    buf,
-    wt,
-    actions,
-    base_seed,
-    games,
-    hpg,
-    scale,
-    rewards,
-    done,
-    hand_over,
-    pending,
-    final,
-    mask,
-    obs,
-    seat_out,
-    oracle,
-    oracle_out,
-    pending_out,
-    results,
-    auto_reset,
-):
+def _step_range(lo, hi, buf, wt, actions, cfg, io):
     """Step tables ``lo .. hi-1`` and observe them."""
-    # Borrowed views (core/intrinsics.py): no atomic reference counting in the helpers called per table.
-    wt, actions, games, rewards, done = borrow(wt), borrow(actions), borrow(games), borrow(rewards), borrow(done)
-    hand_over, pending, final, mask, obs = borrow(hand_over), borrow(pending), borrow(final), borrow(mask), borrow(obs)
-    seat_out, oracle_out, pending_out = borrow(seat_out), borrow(oracle_out), borrow(pending_out)
-    results = borrow(results)
+    wt, actions, io = borrow(wt), borrow(actions), _borrowed(io)
     for t in range(lo, hi):
         if t + 1 < hi:  # the next table's record comes in from L3 while this one is stepped
             prefetch(buf, t + 1, buf.itemsize)
-        _step_one(
-            buf,
-            wt,
-            t,
-            actions[t],
-            base_seed,
-            games,
-            hpg,
-            scale,
-            rewards,
-            done,
-            hand_over,
-            pending,
-            final,
-            results,
-            auto_reset,
-        )
-        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        _step_one(buf, wt, t, actions[t], cfg, io)
+        _observe(buf, wt, t, cfg, io)
 
 
 @njit(cache=True)
-def _step_list(
-    tables,
-    buf,
-    wt,
-    actions,
-    base_seed,
-    games,
-    hpg,
-    scale,
-    rewards,
-    done,
-    hand_over,
-    pending,
-    final,
-    mask,
-    obs,
-    seat_out,
-    oracle,
-    oracle_out,
-    pending_out,
-    results,
-    auto_reset,
-):
+def _step_list(tables, buf, wt, actions, cfg, io):
     """Step only the tables listed in ``tables`` (``actions[i]`` for ``tables[i]``) and observe them;
     the per-step outputs of the other tables are zeroed."""
+    rewards, done, hand_over, final, pending_out = (
+        io[IO_REWARDS], io[IO_DONE], io[IO_HAND_OVER], io[IO_FINAL], io[IO_PENDING_OUT],
+    )  # fmt: skip
     for t in range(buf.shape[0]):
         done[t] = False
         hand_over[t] = False
@@ -219,24 +208,8 @@ def _step_list(
             final[t, s] = 0.0
     for i in range(tables.shape[0]):
         t = tables[i]
-        _step_one(
-            buf,
-            wt,
-            t,
-            actions[i],
-            base_seed,
-            games,
-            hpg,
-            scale,
-            rewards,
-            done,
-            hand_over,
-            pending,
-            final,
-            results,
-            auto_reset,
-        )
-        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        _step_one(buf, wt, t, actions[i], cfg, io)
+        _observe(buf, wt, t, cfg, io)
 
 
 @njit(cache=True)
@@ -265,76 +238,18 @@ def _find_illegal_at(tables, actions, mask, seat):
 
 
 @njit(cache=True, parallel=True)
-def _step_parallel(
-    buf,
-    wt,
-    actions,
-    base_seed,
-    games,
-    hpg,
-    scale,
-    rewards,
-    done,
-    hand_over,
-    pending,
-    final,
-    mask,
-    obs,
-    seat_out,
-    oracle,
-    oracle_out,
-    pending_out,
-    results,
-    auto_reset,
-    n,
-):
+def _step_parallel(buf, wt, actions, cfg, io, n):
     """``n`` contiguous chunks of tables, one per thread."""
     B = buf.shape[0]
     chunk = (B + n - 1) // n
     for w in prange(n):
-        _step_range(
-            w * chunk,
-            min(B, (w + 1) * chunk),
-            buf,
-            wt,
-            actions,
-            base_seed,
-            games,
-            hpg,
-            scale,
-            rewards,
-            done,
-            hand_over,
-            pending,
-            final,
-            mask,
-            obs,
-            seat_out,
-            oracle,
-            oracle_out,
-            pending_out,
-            results,
-            auto_reset,
-        )
+        _step_range(w * chunk, min(B, (w + 1) * chunk), buf, wt, actions, cfg, io)
 
 
 @njit(cache=True)
-def _reset_all(
-    buf,
-    wt,
-    base_seed,
-    first_seeds,
-    use_first,
-    games,
-    hpg,
-    mask,
-    obs,
-    seat_out,
-    oracle,
-    oracle_out,
-    pending,
-    pending_out,
-):
+def _reset_all(buf, wt, first_seeds, use_first, cfg, io):
+    games, pending = io[IO_GAMES], io[IO_PENDING]
+    hpg = cfg[CFG_HANDS]
     for t in range(buf.shape[0]):
         games[t] = 0
         for s in range(4):
@@ -343,24 +258,28 @@ def _reset_all(
             _start_game(buf[t], wt, first_seeds[t], hpg)
             games[t] = 1
         else:
-            _reset_one(buf, wt, t, base_seed, games, hpg)
-        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+            _reset_one(buf, wt, t, cfg[CFG_SEED], games, hpg)
+        _observe(buf, wt, t, cfg, io)
 
 
 @njit(cache=True)
-def _reset_list(tables, seeds, buf, wt, games, hpg, mask, obs, seat_out, oracle, oracle_out, pending, pending_out):
+def _reset_list(tables, seeds, buf, wt, cfg, io):
     """Start a new game with ``seeds[i]`` at each of ``tables`` (its game counter moves on) and observe it."""
+    games, pending = io[IO_GAMES], io[IO_PENDING]
     for i in range(tables.shape[0]):
         t = tables[i]
         for s in range(4):
             pending[t, s] = 0.0
-        _start_game(buf[t], wt, seeds[i], hpg)
+        _start_game(buf[t], wt, seeds[i], cfg[CFG_HANDS])
         games[t] += 1
-        observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+        _observe(buf, wt, t, cfg, io)
 
 
 class VectorEnv:
-    """B Fuzhou tables stepped together (same engine and v2 encoder as the AEC env).
+    """B Fuzhou tables stepped together (same engine and encoder as the AEC env).
+
+    ``obs_version``: 2 (default, ``(99, 27)`` planes) or 3 (``(V3_CHANNELS, 27)`` = v2's planes then
+    the public history, docs/observation.md).
 
     >>> env = VectorEnv(1024, seed=0)
     >>> obs, mask, seat = env.reset()
@@ -383,8 +302,11 @@ class VectorEnv:
         reward_scale: float = 1.0,
         num_threads: int = 1,
         auto_reset: bool = True,
+        obs_version: int | str = 2,
     ):
         num_tables = check_int("num_tables", num_tables, 1, MAX_TABLES)
+        self.obs_version = check_obs_version(obs_version)  # "v2" / "v3" (docs/observation.md)
+        channels = obs_channels(self.obs_version)
         hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state
         reward_scale = check_reward_scale(reward_scale)
         num_threads = check_int("num_threads", num_threads, 1)
@@ -405,10 +327,10 @@ class VectorEnv:
         self.num_threads = int(num_threads)
         self.auto_reset = bool(auto_reset)
         self.num_actions = NUM_ACTIONS
-        self.obs_shape = (NUM_CHANNELS, 27)
+        self.obs_shape = (channels, 27)
         self._wt = get_win_table()
         per_table = (
-            state.STATE_DTYPE.itemsize + (NUM_CHANNELS + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
+            state.STATE_DTYPE.itemsize + (channels + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
         )
         check_memory(f"num_tables={B}", B * per_table)  # before numpy's lazy zeros meet the OOM killer
         try:
@@ -424,7 +346,7 @@ class VectorEnv:
         for t in range(B):
             engine.set_rules(self.buf, t, self.rules.params)
         self._games = np.zeros(B, dtype=np.int64)
-        self._obs = np.zeros((B, NUM_CHANNELS, 27), dtype=np.int8)
+        self._obs = np.zeros((B, *self.obs_shape), dtype=np.int8)
         self._oracle = np.zeros((B if oracle else 1, ORACLE_CHANNELS, 27), dtype=np.int8)
         self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
         self._seat = np.zeros(B, dtype=np.int64)
@@ -435,6 +357,17 @@ class VectorEnv:
         self._done = np.zeros(B, dtype=np.bool_)
         self._hand_over = np.zeros(B, dtype=np.bool_)
         self._results = np.zeros((B, RESULT_WIDTH), dtype=np.int32)
+        self._io = (
+            self._games, self._rewards, self._done, self._hand_over, self._pending, self._final,
+            self._mask, self._obs, self._seat, self._oracle, self._pending_out, self._results,
+        )  # fmt: skip
+        self._cfg = (
+            np.uint64(self.seed),
+            self.hands_per_game,
+            np.float32(self.reward_scale),
+            self.oracle,
+            self.auto_reset,
+        )
         self._ready = False
 
     # ------------------------------------------------------------------------------------------
@@ -455,22 +388,7 @@ class VectorEnv:
             if seeds.dtype.kind not in "iu" or (seeds.dtype.kind == "i" and (seeds < 0).any()):
                 raise ValueError("seeds must be non-negative integers")
             first = seeds.astype(np.uint64)
-        _reset_all(
-            self.buf,
-            self._wt,
-            np.uint64(self.seed),
-            first,
-            seeds is not None,
-            self._games,
-            self.hands_per_game,
-            self._mask,
-            self._obs,
-            self._seat,
-            self.oracle,
-            self._oracle,
-            self._pending,
-            self._pending_out,
-        )
+        _reset_all(self.buf, self._wt, first, seeds is not None, self._cfg, self._io)
         self._ready = True
         return self._obs, self._mask, self._seat
 
@@ -509,21 +427,7 @@ class VectorEnv:
             raise ValueError(f"tables must be in 0..{self.num_tables - 1}")
         if len(np.unique(tables)) != len(tables):
             raise ValueError("tables must be distinct")
-        _reset_list(
-            tables.astype(np.int64),
-            seeds.astype(np.uint64),
-            self.buf,
-            self._wt,
-            self._games,
-            self.hands_per_game,
-            self._mask,
-            self._obs,
-            self._seat,
-            self.oracle,
-            self._oracle,
-            self._pending,
-            self._pending_out,
-        )
+        _reset_list(tables.astype(np.int64), seeds.astype(np.uint64), self.buf, self._wt, self._cfg, self._io)
         return self._obs, self._mask, self._seat
 
     def load_worlds(
@@ -565,33 +469,11 @@ class VectorEnv:
         if n_illegal:
             raise self._illegal(int(first), int(actions[first]), n_illegal)
         acted = self._seat.copy()
-        args = (
-            self.buf,
-            self._wt,
-            actions,
-            np.uint64(self.seed),
-            self._games,
-            self.hands_per_game,
-            np.float32(self.reward_scale),
-            self._rewards,
-            self._done,
-            self._hand_over,
-            self._pending,
-            self._final,
-            self._mask,
-            self._obs,
-            self._seat,
-            self.oracle,
-            self._oracle,
-            self._pending_out,
-            self._results,
-            self.auto_reset,
-        )
         if self.num_threads > 1:
             numba.set_num_threads(self.num_threads)
-            _step_parallel(*args, self.num_threads)
+            _step_parallel(self.buf, self._wt, actions, self._cfg, self._io, self.num_threads)
         else:
-            _step_range(0, self.num_tables, *args)
+            _step_range(0, self.num_tables, self.buf, self._wt, actions, self._cfg, self._io)
         return self._outputs(acted)
 
     def step_tables(self, tables: np.ndarray, actions: np.ndarray):
@@ -621,29 +503,7 @@ class VectorEnv:
         if n_illegal:
             raise self._illegal(int(tables[first]), int(actions[first]), n_illegal)
         acted = self._seat.copy()
-        _step_list(
-            tables,
-            self.buf,
-            self._wt,
-            actions,
-            np.uint64(self.seed),
-            self._games,
-            self.hands_per_game,
-            np.float32(self.reward_scale),
-            self._rewards,
-            self._done,
-            self._hand_over,
-            self._pending,
-            self._final,
-            self._mask,
-            self._obs,
-            self._seat,
-            self.oracle,
-            self._oracle,
-            self._pending_out,
-            self._results,
-            self.auto_reset,
-        )
+        _step_list(tables, self.buf, self._wt, actions, self._cfg, self._io)
         return self._outputs(acted)
 
     def _outputs(self, acted: np.ndarray):

@@ -1,6 +1,7 @@
 """The agent interface shared by the baselines, the evaluator and the trainer.
 
-An agent maps a batch of observations (encoder v2) and legal masks to one action per row::
+An agent maps a batch of observations (encoder v2; v3 observations are read through their v2
+planes, see ``as_batch``) and legal masks to one action per row::
 
     actions = agent.act(obs, mask)   # obs (N, 99, 27) int8, mask (N, 62) int8 -> (N,) int64
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.checks import check_masks, check_planes
-from fzmj_env.encode import NUM_CHANNELS
+from fzmj_env.encode import NUM_CHANNELS, V3_CHANNELS
 
 
 class AgentSpecError(ValueError):
@@ -44,8 +45,12 @@ class Agent:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-def as_batch(obs, mask, check_values: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """``(obs (N, 97, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1.
+def as_batch(obs, mask, check_values: bool = True, channels: int = NUM_CHANNELS) -> tuple[np.ndarray, np.ndarray]:
+    """``(obs (N, channels, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1.
+
+    ``channels``: the layout the agent reads, v2 (``NUM_CHANNELS``, every built-in agent) or v3
+    (``V3_CHANNELS``, a policy trained on v3). A v2 agent given v3 observations reads their first
+    99 planes, which are exactly v2 (docs/observation.md); a v3 agent given v2 is refused.
 
     The boundary of every agent's ``act``: ``ValueError`` naming what is wrong for
     another shape (e.g. the observation with the oracle planes), a float dtype, values other
@@ -61,9 +66,16 @@ def as_batch(obs, mask, check_values: bool = True) -> tuple[np.ndarray, np.ndarr
         mask = mask[None]
     if obs.ndim != 3 or mask.ndim != 2 or obs.shape[0] != mask.shape[0]:
         raise ValueError(
-            f"expected obs (N, {NUM_CHANNELS}, 27) and mask (N, {NUM_ACTIONS}), got {obs.shape} and {mask.shape}"
+            f"expected obs (N, {channels}, 27) and mask (N, {NUM_ACTIONS}), got {obs.shape} and {mask.shape}"
         )
-    check_planes("obs", obs, NUM_CHANNELS, check_values=check_values)
+    if obs.shape[1] == V3_CHANNELS and channels == NUM_CHANNELS:
+        obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
+    elif obs.shape[1] == NUM_CHANNELS and channels == V3_CHANNELS:
+        raise ValueError(
+            f"this agent reads observation v3 ({V3_CHANNELS} planes), got v2 ({NUM_CHANNELS} planes): "
+            "make the env with obs_version=3"
+        )
+    check_planes("obs", obs, channels, check_values=check_values)
     check_masks("mask", mask, obs.shape[0], NUM_ACTIONS)
     return np.ascontiguousarray(obs, dtype=np.int8), np.ascontiguousarray(mask, dtype=np.int8)
 

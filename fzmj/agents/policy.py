@@ -35,7 +35,7 @@ from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.checks import check_input_width, check_policy_input
-from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS
+from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, OBS_VERSIONS, ORACLE_CHANNELS, V3_CHANNELS
 from fzmj_env.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
 
 from .checkpoint_checks import check_checkpoint_fields, check_policy_checkpoint
@@ -229,6 +229,7 @@ class ActorCritic(nn.Module):
         )
         self.oracle_critic = oracle_critic
         self.obs_planes, self.hand_features = obs_planes, hand_features
+        self.obs_version = "v3" if obs_planes == V3_CHANNELS else OBS_VERSION
         self.in_planes = obs_planes + (HF_NUM_PLANES if hand_features else 0)
         C, W = self.in_planes, OBS_SHAPE[1]
         if network == "mlp":
@@ -256,11 +257,32 @@ class ActorCritic(nn.Module):
             return self.critic(self.critic_trunk(both)).squeeze(-1)
         return self.critic(hidden).squeeze(-1)
 
+    def prepare_host(self, obs: np.ndarray) -> np.ndarray:
+        """:meth:`prepare` on the host, for callers that hold numpy observations (the trainer's
+        rollout): the v2 planes of a v3 observation for a v2 policy, the hand-feature planes appended
+        in Numba, all before the one transfer to the device (on a GPU, :meth:`prepare` of a device
+        tensor would bring it back to compute the features and send it out again). The result passes
+        :meth:`prepare` unchanged."""
+        if obs.ndim != 3 or obs.shape[2] != OBS_SHAPE[1]:
+            raise ValueError(f"observations must have shape (N, C, {OBS_SHAPE[1]}), got {tuple(obs.shape)}")
+        if obs.shape[1] == V3_CHANNELS and self.obs_planes == NUM_CHANNELS:
+            obs = obs[:, :NUM_CHANNELS]
+        if self.hand_features and obs.shape[1] == self.obs_planes:
+            return with_hand_features(obs)
+        return obs
+
     def prepare(self, obs: torch.Tensor) -> torch.Tensor:
         """The network's input from base observations: hand-feature planes appended when the
         policy uses them (computed on the host, in Numba); already prepared input passes."""
         if obs.dim() != 3 or obs.shape[2] != OBS_SHAPE[1]:  # the feature kernel indexes (N, C, 27)
             raise ValueError(f"observations must have shape (N, C, {OBS_SHAPE[1]}), got {tuple(obs.shape)}")
+        if obs.shape[1] == V3_CHANNELS and self.obs_planes == NUM_CHANNELS:
+            obs = obs[:, :NUM_CHANNELS]  # a v2 policy reads v3 through its first planes, exactly v2
+        elif obs.shape[1] == NUM_CHANNELS and self.obs_planes == V3_CHANNELS:
+            raise ValueError(
+                f"this policy was trained on observation v3 ({V3_CHANNELS} planes), got v2 ({NUM_CHANNELS}): "
+                "make the env with obs_version=3"
+            )
         if self.hand_features and obs.shape[1] == self.obs_planes:
             obs = torch.from_numpy(with_hand_features(obs.cpu().numpy())).to(obs.device)
         if obs.shape[1] != self.in_planes:
@@ -307,9 +329,8 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
-        check_policy_input(
-            obs, mask, self.in_planes if obs.shape[1] == self.in_planes else self.obs_planes
-        )  # shapes, dtypes, 0/1 values, a legal action per row
+        planes = obs.shape[1] if obs.shape[1] in (self.in_planes, V3_CHANNELS) else self.obs_planes
+        check_policy_input(obs, mask, planes)  # shapes, dtypes, 0/1 values, a legal action per row
         logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
@@ -375,16 +396,18 @@ def check_layout(data: dict, path) -> None:
     hf = data.get("hf_version") if spec.get("hand_features") else None
     here_hf = HF_VERSION if spec.get("hand_features") else None
     hf_planes = int(data.get("hf_planes", HF_NUM_PLANES)) if hf else 0
+    version = data.get("obs_version")
     if (
-        data.get("obs_version") != OBS_VERSION
-        or planes != NUM_CHANNELS
+        version not in OBS_VERSIONS
+        or planes != OBS_VERSIONS[version]
         or hf != here_hf
         or (hf and hf_planes != HF_NUM_PLANES)
     ):
         raise ValueError(
             f"{path}: observation layout mismatch: the policy was trained on "
             f"{layout_name(data.get('obs_version'), planes, hf, hf_planes)}, this code encodes "
-            f"{layout_name(OBS_VERSION, NUM_CHANNELS, here_hf)}; retrain it or use a matching checkpoint"
+            f"{' or '.join(layout_name(v, c, here_hf) for v, c in OBS_VERSIONS.items())}; "
+            "retrain it or use a matching checkpoint"
         )
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fzmj_env.encode import NUM_CHANNELS
+
 from .base import Agent, AgentSpecError, as_batch
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "fzmj_pretrained.pt"
@@ -41,6 +43,9 @@ class PPOAgent(Agent):
         if hasattr(policy, "eval"):
             policy.eval()
         self.policy = policy
+        # the observation layout it reads: v2 (99 planes) or v3; as_batch slices v2 out of v3
+        self.channels = int(getattr(policy, "obs_planes", NUM_CHANNELS))
+        self.obs_version = getattr(policy, "obs_version", "v2")
         self.path = str(path)
         self.device = device
         self.deterministic = bool(deterministic)
@@ -55,7 +60,7 @@ class PPOAgent(Agent):
     def act(self, obs, mask) -> np.ndarray:
         import torch
 
-        obs, mask = as_batch(obs, mask)
+        obs, mask = as_batch(obs, mask, channels=self.channels)
         with torch.no_grad():
             a = self.policy.act(
                 torch.from_numpy(obs).to(self.device),
@@ -69,7 +74,7 @@ class PPOAgent(Agent):
         actions) and the critic's value estimate (None when the critic needs oracle planes)."""
         import torch
 
-        obs, mask = as_batch(obs, mask)
+        obs, mask = as_batch(obs, mask, channels=self.channels)
         pol = self.policy
         if not (hasattr(pol, "trunk") and hasattr(pol, "masked_logits")):  # a foreign module: its choice only
             probs = np.zeros(mask.shape, dtype=np.float32)

@@ -70,8 +70,16 @@ from gymnasium.vector.utils import batch_space
 from fzmj.agents import Agent, make_agent, reset_agent
 from fzmj.agents.heuristic import HeuristicAgent, heuristic_kernel
 from fzmj_env.actions import A_PASS, NUM_ACTIONS, substitute_action
-from fzmj_env.checks import MAX_SEED, MAX_TABLES, check_action, check_float, check_int, check_seed
-from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
+from fzmj_env.checks import (
+    MAX_SEED,
+    MAX_TABLES,
+    check_action,
+    check_float,
+    check_int,
+    check_obs_version,
+    check_seed,
+)
+from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS, obs_channels
 from fzmj_env.rules import DEFAULT_RULES
 from fzmj_env.seeding import agent_key, keyed_agent_seed
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
@@ -82,9 +90,9 @@ ENV_ID = "fzmj/SingleSeat-v0"
 _OBS_DTYPES = {"int8": np.int8, "float32": np.float32}
 
 
-def _obs_space(obs_dtype: str, flatten: bool, mask_in_obs: bool) -> spaces.Space:
+def _obs_space(obs_dtype: str, flatten: bool, mask_in_obs: bool, channels: int = NUM_CHANNELS) -> spaces.Space:
     dt = _OBS_DTYPES[obs_dtype]
-    shape = (NUM_CHANNELS * NUM_COLUMNS,) if flatten else (NUM_CHANNELS, NUM_COLUMNS)
+    shape = (channels * NUM_COLUMNS,) if flatten else (channels, NUM_COLUMNS)
     box = spaces.Box(low=0, high=1, shape=shape, dtype=dt)
     if not mask_in_obs:
         return box
@@ -127,6 +135,7 @@ class _Opponents:
     def _act(self, i: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         agent = self.agents[i]
         if self._kernel[i]:
+            obs = _v2(obs)
             out = np.empty(len(obs), dtype=np.int64)
             heuristic_kernel(obs, mask, agent._st, agent._wt, out)
             return out
@@ -149,15 +158,21 @@ class _Opponents:
         i = int(self.slot[rel - 1])
         if self._kernel[i]:
             agent = self.agents[i]
-            heuristic_kernel(obs, mask, agent._st, agent._wt, self._one)
+            heuristic_kernel(_v2(obs), mask, agent._st, agent._wt, self._one)
             return self._one
         return np.asarray(self.agents[i].act(obs, mask), dtype=np.int64).reshape(1)
+
+
+def _v2(obs: np.ndarray) -> np.ndarray:
+    """The v2 planes of a batch (a v3 batch's first 99, contiguous) for the heuristic's kernel;
+    agents called through ``act`` slice for themselves (``as_batch``)."""
+    return obs if obs.shape[1] == NUM_CHANNELS else np.ascontiguousarray(obs[:, :NUM_CHANNELS])
 
 
 class _SeatDriver:
     """B tables of a :class:`VectorEnv`, each stopped at the learner's decisions."""
 
-    def __init__(self, num_tables, opponents, seat, rules, hands_per_game, reward_scale):
+    def __init__(self, num_tables, opponents, seat, rules, hands_per_game, reward_scale, obs_version=2):
         if isinstance(seat, str):
             if seat != "rotate":
                 raise ValueError(f"seat must be 0..3 or 'rotate', got {seat!r}")
@@ -167,7 +182,10 @@ class _SeatDriver:
         self.rotate = seat == "rotate"
         self.fixed_seat = 0 if self.rotate else int(seat)
         self.opponents = _Opponents(opponents)
-        self.kwargs = dict(rules=rules, hands_per_game=hands_per_game, reward_scale=reward_scale)
+        self.obs_version = check_obs_version(obs_version)
+        self.kwargs = dict(
+            rules=rules, hands_per_game=hands_per_game, reward_scale=reward_scale, obs_version=self.obs_version
+        )
         # validate now (num_tables, rules, hands_per_game) so a bad argument fails at construction
         self.venv = VectorEnv(self.B, seed=0, **self.kwargs)
         self.tables = np.arange(self.B, dtype=np.int64)
@@ -335,6 +353,8 @@ class SingleSeatEnv(gymnasium.Env):
         rules, hands_per_game, reward_scale: as :class:`fzmj_env.VectorEnv`.
         obs_dtype: ``"int8"`` (default) or ``"float32"``. flatten: ``(2673,)`` instead of ``(99, 27)``.
         mask_in_obs: observation ``Dict(observation, action_mask)`` instead of the planes alone.
+        obs_version: 2 (default, ``(99, 27)``) or 3 (``(292, 27)``: v2's planes, then the public history;
+            docs/observation.md). Opponents that read v2 see the v2 planes of their own seat.
         illegal_action: ``"terminate"`` (default: end the episode with ``illegal_reward``), ``"raise"`` or
             ``"substitute"`` (play ``substitute_action`` instead, add ``illegal_reward``; see the module docstring).
     """
@@ -353,15 +373,18 @@ class SingleSeatEnv(gymnasium.Env):
         mask_in_obs: bool = False,
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
+        obs_version: int | str = 2,
     ):
         _check_options(obs_dtype, flatten, mask_in_obs)
         if illegal_action not in _ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be one of {list(_ILLEGAL_MODES)}, got {illegal_action!r}")
         self.illegal_action = illegal_action
         self.illegal_reward = check_float("illegal_reward", illegal_reward)
-        self._driver = _SeatDriver(1, opponents, seat, rules, hands_per_game, reward_scale)
+        self._driver = _SeatDriver(1, opponents, seat, rules, hands_per_game, reward_scale, obs_version)
+        self.obs_version = self._driver.obs_version
+        self.metadata = {**type(self).metadata, "obs_version": self.obs_version}
         self._shape = _Shaper(obs_dtype, flatten, mask_in_obs)
-        self.observation_space = _obs_space(obs_dtype, flatten, mask_in_obs)
+        self.observation_space = _obs_space(obs_dtype, flatten, mask_in_obs, obs_channels(self.obs_version))
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self._state = "new"  # "new" | "running" | "ended" (the next game is already waiting)
         self._act = np.zeros(1, dtype=np.int64)
@@ -487,16 +510,19 @@ class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
         mask_in_obs: bool = False,
         illegal_action: str = "raise",
         illegal_reward: float = -1.0,
+        obs_version: int | str = 2,
     ):
         _check_options(obs_dtype, flatten, mask_in_obs)
         if illegal_action not in ("raise", "substitute"):
             raise ValueError(f"illegal_action must be 'raise' or 'substitute' here, got {illegal_action!r}")
         self.illegal_action = illegal_action
         self.illegal_reward = check_float("illegal_reward", illegal_reward)
-        self._driver = _SeatDriver(num_envs, opponents, seat, rules, hands_per_game, reward_scale)
+        self._driver = _SeatDriver(num_envs, opponents, seat, rules, hands_per_game, reward_scale, obs_version)
+        self.obs_version = self._driver.obs_version
+        self.metadata = {**type(self).metadata, "obs_version": self.obs_version}
         self._shape = _Shaper(obs_dtype, flatten, mask_in_obs)
         self.num_envs = self._driver.B
-        self.single_observation_space = _obs_space(obs_dtype, flatten, mask_in_obs)
+        self.single_observation_space = _obs_space(obs_dtype, flatten, mask_in_obs, obs_channels(self.obs_version))
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

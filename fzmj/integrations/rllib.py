@@ -26,7 +26,8 @@ log); use :func:`action_masking_module_spec` (RLlib's ``ActionMaskingTorchRLModu
 
 **Illegal actions** end the game with reward -1 for that seat (``fzmj_env.env()``'s wrapper;
 RLlib's env checker steps random actions). ``env_config`` keys: ``rules``, ``hands_per_game``,
-``reward_scale``, ``acknowledge_end``. Tested with Ray
+``reward_scale``, ``acknowledge_end``, ``obs_version`` (2, or 3: ``(292 * 27,)`` observations with the
+public history, docs/observation.md; ``RLlibAgent(module, obs_version=3)`` then). Tested with Ray
 2.60.0 (which pins gymnasium 1.2.2: give it its own venv if your project pins another).
 """
 
@@ -38,12 +39,13 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.aec import AGENTS, env
+from fzmj_env.checks import check_obs_version
 from fzmj_env.core.state import A_PASS
-from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
+from fzmj_env.encode import NUM_COLUMNS, obs_channels
 
 __all__ = ["FzmjMultiAgentEnv", "RLlibAgent", "action_masking_module_spec"]
 
-_ENV_CONFIG = {"rules", "hands_per_game", "reward_scale", "acknowledge_end"}
+_ENV_CONFIG = {"rules", "hands_per_game", "reward_scale", "acknowledge_end", "obs_version"}
 
 
 class FzmjMultiAgentEnv(MultiAgentEnv):
@@ -58,9 +60,11 @@ class FzmjMultiAgentEnv(MultiAgentEnv):
         self.acknowledge_end = bool(config.pop("acknowledge_end", True))
         self._aec = env(obs_dtype="float32", flatten=True, info="none", **config)  # validates the rest
         self.agents = self.possible_agents = list(AGENTS)
+        self.obs_version = self._aec.unwrapped.obs_version
+        channels = obs_channels(self.obs_version)
         space = gymnasium.spaces.Dict(
             {
-                "observations": gymnasium.spaces.Box(0.0, 1.0, (NUM_CHANNELS * NUM_COLUMNS,), np.float32),
+                "observations": gymnasium.spaces.Box(0.0, 1.0, (channels * NUM_COLUMNS,), np.float32),
                 "action_mask": gymnasium.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
             }
         )
@@ -136,16 +140,18 @@ class RLlibAgent:
     Greedy: the most likely legal action of the module's action-distribution inputs.
     """
 
-    def __init__(self, module, name: str = "rllib"):
+    def __init__(self, module, name: str = "rllib", obs_version: int | str = 2):
         self.module = module
         self.name = name
+        self.obs_version = check_obs_version(obs_version)  # the layout the module was trained on
+        self._channels = obs_channels(self.obs_version)
 
     def act(self, obs, mask) -> np.ndarray:
         import torch
 
         from fzmj.agents import as_batch
 
-        obs, mask = as_batch(obs, mask)
+        obs, mask = as_batch(obs, mask, channels=self._channels)
         batch = {
             "obs": {
                 "observations": torch.from_numpy(obs.reshape(len(obs), -1).astype(np.float32)),

@@ -14,13 +14,18 @@ from gymnasium import spaces
 
 from fzmj.agents import Agent, as_batch
 from fzmj_env.actions import substitute_action
-from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS
+from fzmj_env.encode import NUM_COLUMNS, OBS_VERSIONS
 
 from .gymnasium import SingleSeatEnv
 
 __all__ = ["SB3Agent", "make_vec_env"]
 
-_FLAT, _PLANES = (NUM_CHANNELS * NUM_COLUMNS,), (NUM_CHANNELS, NUM_COLUMNS)
+# the observation shapes a SingleSeatEnv gives, flat or as planes, per layout (v2, v3)
+_SHAPES = {
+    shape: (version, channels)
+    for version, channels in OBS_VERSIONS.items()
+    for shape in ((channels * NUM_COLUMNS,), (channels, NUM_COLUMNS))
+}
 
 
 def make_vec_env(n_envs: int = 4, seed: int = 0, **kwargs):
@@ -35,7 +40,7 @@ class SB3Agent(Agent):
     """An SB3 model as an ``agents.Agent``: v1 observations in, the model's actions out.
 
     The model's observation space says what it was trained on, and the agent feeds it that:
-    ``Box`` ``(2673,)`` or ``(99, 27)`` in its dtype, or the ``Dict(observation, action_mask)`` of
+    ``Box`` ``(2673,)`` or ``(99, 27)`` in its dtype (v3: ``(7884,)`` or ``(292, 27)``), or the ``Dict(observation, action_mask)`` of
     ``mask_in_obs=True``. ``flatten`` / ``obs_dtype`` (default ``None``: from the model) may be
     given to check it; a mismatch is a ``ValueError``. A ``MaskablePPO`` model is given the legal
     mask; any other model's illegal choice is replaced by ``fzmj_env.actions.substitute_action``
@@ -48,9 +53,10 @@ class SB3Agent(Agent):
         space = getattr(model, "observation_space", None)
         self.dict_obs = isinstance(space, spaces.Dict)
         box = space["observation"] if self.dict_obs else space
-        if not isinstance(box, spaces.Box) or box.shape not in (_FLAT, _PLANES):
+        if not isinstance(box, spaces.Box) or box.shape not in _SHAPES:
             raise ValueError(f"SB3Agent needs a model trained on SingleSeatEnv observations, got {space}")
-        self.flatten = box.shape == _FLAT
+        self.obs_version, self.channels = _SHAPES[box.shape]  # v2 or v3 (SingleSeatEnv(obs_version=3))
+        self.flatten = len(box.shape) == 1
         self.dtype = np.dtype(box.dtype)
         if flatten is not None and flatten != self.flatten:
             raise ValueError(f"flatten={flatten!r} but the model's observations have shape {box.shape}")
@@ -61,7 +67,7 @@ class SB3Agent(Agent):
         self.illegal_replaced = 0
 
     def act(self, obs, mask) -> np.ndarray:
-        obs, mask = as_batch(obs, mask)
+        obs, mask = as_batch(obs, mask, channels=self.channels)
         x = obs.reshape(len(obs), -1) if self.flatten else obs
         x = x.astype(self.dtype)
         if self.dict_obs:

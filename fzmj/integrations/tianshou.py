@@ -17,6 +17,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from fzmj_env.checks import check_obs_version
+from fzmj_env.encode import obs_channels
+
 from .gymnasium import SingleSeatEnv
 
 __all__ = ["TianshouAgent", "TianshouObservation", "make_env"]
@@ -40,7 +43,8 @@ class TianshouObservation(gymnasium.ObservationWrapper):
 
 
 def make_env(**kwargs) -> TianshouObservation:
-    """A ``SingleSeatEnv(**kwargs)`` (float32, flat, mask in the observation) for Tianshou."""
+    """A ``SingleSeatEnv(**kwargs)`` (float32, flat, mask in the observation) for Tianshou;
+    ``obs_version=3`` gives the v3 planes (then ``TianshouAgent(policy, obs_version=3)``)."""
     kwargs = {"obs_dtype": "float32", "flatten": True, **kwargs, "mask_in_obs": True}
     return TianshouObservation(SingleSeatEnv(**kwargs))
 
@@ -51,9 +55,11 @@ class TianshouAgent:
     The policy sees what :func:`make_env` gives it: ``obs`` float32 flat planes, ``mask`` int8.
     """
 
-    def __init__(self, policy, name: str = "tianshou"):
+    def __init__(self, policy, name: str = "tianshou", obs_version: int | str = 2):
         self.policy = policy
         self.name = name
+        self.obs_version = check_obs_version(obs_version)  # the layout the policy was trained on
+        self._channels = obs_channels(self.obs_version)
 
     def act(self, obs, mask) -> np.ndarray:
         import torch
@@ -61,7 +67,7 @@ class TianshouAgent:
 
         from fzmj.agents import as_batch
 
-        obs, mask = as_batch(obs, mask)
+        obs, mask = as_batch(obs, mask, channels=self._channels)
         batch = Batch(obs=Batch(obs=obs.reshape(len(obs), -1).astype(np.float32), mask=mask), info=Batch())
         was_training = self.policy.training
         self.policy.eval()

@@ -97,6 +97,8 @@ class Args:
     oracle_critic: bool = False
     """the critic also sees the oracle planes (hidden state); the policy never does"""
     hand_features: bool = False
+    obs_version: int = 2
+    """the observation layout the network reads: 2 (99 planes) or 3 (v2's planes, then the public history: each seat's discards in order with their turn, melds with source and turn, flowers' turns, match scores; docs/observation.md)"""
     """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
 
     # ---- warm start: behaviour cloning (train/bc.py) --------------------------------------------

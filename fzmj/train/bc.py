@@ -64,6 +64,7 @@ def collect_demonstrations(
     progress: bool = True,
     actor=None,
     prefix: str = "bc",
+    obs_version: int = 2,
 ) -> Demonstrations:
     """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring).
 
@@ -81,6 +82,7 @@ def collect_demonstrations(
         hands_per_game=hands_per_game,
         reward_scale=reward_scale,
         num_threads=env_threads,
+        obs_version=obs_version,
     )
     obs, mask, seat = env.reset()
     obs_shape = obs.shape[1:]
@@ -260,6 +262,7 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
         hands_per_game=args.hands_per_game,
         reward_scale=args.reward_scale,
         gamma=args.gamma,
+        obs_version=args.obs_version,
     )
     if agent.hand_features:
         add_hand_features(demos)

@@ -77,8 +77,8 @@ def save_checkpoint(
     data = {
         "format": FORMAT,
         "version": VERSION,
-        "obs_version": OBS_VERSION,
-        "obs_planes": NUM_CHANNELS,
+        "obs_version": getattr(policy, "obs_version", OBS_VERSION),
+        "obs_planes": int(policy.spec.get("obs_planes", NUM_CHANNELS)),
         "hf_version": HF_VERSION if policy.spec.get("hand_features") else None,
         "hf_planes": HF_NUM_PLANES if policy.spec.get("hand_features") else 0,
         "policy_spec": dict(policy.spec),

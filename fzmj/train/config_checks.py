@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from fzmj_env.checks import MAX_HANDS_PER_GAME, MAX_SEED, MAX_TABLES, physical_memory
-from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS
+from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS, obs_channels
 from fzmj_env.features import HF_NUM_PLANES
 from fzmj_env.rules import available_rules, load_rules
 
@@ -49,6 +49,7 @@ CHOICES = {
     "input_layer": ("auto", "sparse", "dense"),
     "teacher_mode": ("kl", "ce"),
     "algo": ("ppo", "distill"),
+    "obs_version": (2, 3),
 }
 # float keys: (lowest allowed, lowest is allowed itself, highest allowed)
 FLOAT_RANGES = {
@@ -226,7 +227,7 @@ def memory_problems(args) -> list[str]:
     if total is None:
         return []
     hf = HF_NUM_PLANES * 27 if args.hand_features else 0
-    per = NUM_CHANNELS * 27 + hf + 62 + 64 + (ORACLE_CHANNELS * 27 if args.oracle_critic else 0)
+    per = obs_channels(f"v{args.obs_version}") * 27 + hf + 62 + 64 + (ORACLE_CHANNELS * 27 if args.oracle_critic else 0)
     out = []
     need = (args.num_steps + 4) * args.num_tables * per
     if need > total:
@@ -277,7 +278,12 @@ def check_before_start(args) -> None:
 
 
 def network_changes(spec: dict, args, keys=NETWORK_KEYS) -> list[str]:
-    """The network settings of ``args`` that differ from a checkpoint's ``policy_spec``."""
+    """The network settings of ``args`` that differ from a checkpoint's ``policy_spec`` (the
+    observation layout included: a checkpoint's ``obs_planes`` against the config's ``obs_version``)."""
+    planes = int(spec.get("obs_planes", NUM_CHANNELS))
+    if planes != obs_channels(f"v{args.obs_version}"):
+        was = next((int(v[1:]) for v in ("v2", "v3") if obs_channels(v) == planes), planes)
+        return [f"obs_version={args.obs_version!r} (checkpoint: {was!r})"]
     return [
         f"{k}={getattr(args, k)!r} (checkpoint: {spec.get(k)!r})"
         for k in keys

@@ -111,6 +111,7 @@ def iteration(args, agent, teacher, it: int, progress: bool = True) -> tuple[dic
         progress=progress,
         actor=PolicyActor(agent),
         prefix=f"distill: iteration {it}",
+        obs_version=args.obs_version,
     )
     t_label = time.perf_counter() - t0
     if agent.hand_features:

@@ -119,7 +119,7 @@ class OpponentPool:
                 actions[rows] = self.heuristic.act(obs[rows], mask[rows])
             else:
                 policy = self.frozen[opponent - 1]
-                o = torch.from_numpy(obs[rows]).to(self.device)
+                o = torch.from_numpy(policy.prepare_host(obs[rows])).to(self.device)  # features on the host
                 m = torch.from_numpy(mask[rows]).to(self.device)
                 actions[rows] = policy.act(o, m, deterministic=False).cpu().numpy()
 

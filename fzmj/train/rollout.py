@@ -70,7 +70,8 @@ class Rollout:
         rows = np.flatnonzero(ctrl == LEARNER)
         every = len(rows) == len(self.all_tables)  # all tables are the learner's: no gather needed
         if len(rows):
-            obs_d = agent.prepare(torch.from_numpy(obs if every else obs[rows]).to(self.device))
+            # the network's input is made on the host (hand features in Numba) and sent once
+            obs_d = torch.from_numpy(agent.prepare_host(obs if every else obs[rows])).to(self.device)
             mask_d = torch.from_numpy(mask if every else mask[rows]).to(self.device)
             oracle_d = torch.from_numpy(self.oracle[rows]).to(self.device) if self.oracle is not None else None
             with torch.no_grad():

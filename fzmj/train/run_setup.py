@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.encode import obs_channels
 from fzmj_env.vector import VectorEnv
 
 from .advantages import GAE, make_advantages
@@ -60,6 +61,7 @@ def make_env(args, env_seed: int, env_threads: int, auto_reset: bool) -> VectorE
         reward_scale=args.reward_scale,
         num_threads=env_threads,
         auto_reset=auto_reset,
+        obs_version=args.obs_version,
     )
 
 
@@ -71,7 +73,7 @@ def make_network(args, device: torch.device) -> ActorCritic:
         args.res_blocks,
         args.input_layer,
         args.oracle_critic,
-        obs_planes=OBS_SHAPE[0],
+        obs_planes=obs_channels(f"v{args.obs_version}"),
         hand_features=args.hand_features,
     ).to(device)
 

@@ -98,7 +98,9 @@ def play_batch(setup: Setup, b: int, progress=None):
     rot = np.tile(np.arange(4), nw)
     for i, agent in enumerate(setup.agents):
         reset_agent(agent, agent_seed(setup.agent_key, b, i, getattr(agent, "seed", 0)))
-    env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False)
+    # v3 when an agent reads it (a v3 checkpoint); v2 agents read v3 through its v2 planes, unchanged
+    v3 = any(getattr(a, "obs_version", "v2") == "v3" for a in setup.agents)
+    env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False, obs_version=3 if v3 else 2)
     obs, mask, seat = env.reset(seeds=seeds)
     results = np.zeros((n, RESULT_WIDTH), dtype=np.int32)
     active = np.ones(n, dtype=bool)
