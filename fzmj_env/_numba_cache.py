@@ -49,7 +49,7 @@ def _folder_digest(folder: Path) -> str:
     folder = folder.resolve()
     files = _sources(folder)
     stats = [p.stat() for p in files]
-    key = tuple((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns) for p, st in zip(files, stats))
+    key = tuple((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns) for p, st in zip(files, stats, strict=True))
     memo = _digests.get(folder)
     if memo is not None and memo[0] == key:
         return memo[1]
