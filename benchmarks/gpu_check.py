@@ -96,14 +96,21 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def config_args(tiny: bool):
+    """``configs/ppo_gpu.yaml`` as the trainer reads it (its sizes and network); read with
+    ``device=cpu`` so that reading it works on any machine (each section picks its own device)."""
+    from fzmj.train.ppo_selfplay import parse_args
+
+    sets = sum((["--set", s] for s in (TINY_TRAIN if tiny else [])), [])
+    return parse_args(["--config", str(CONFIG), "--device", "cpu", *sets])[0]
+
+
 # ---- 1. the trainer ----------------------------------------------------------------------------
 _UPDATE = re.compile(r"update (\d+)/(\d+) \| step ([\d,]+) \| SPS ([\d,]+) \(([\d.]+)s \+ ([\d.]+)s\)")
 
 
 def check_train(device: str, sizes: dict, tiny: bool) -> dict:
-    from fzmj.train.ppo_selfplay import parse_args
-
-    args, _ = parse_args(["--config", str(CONFIG), *sum((["--set", s] for s in (TINY_TRAIN if tiny else [])), [])])
+    args = config_args(tiny)
     steps = sizes["train_steps"]
     per_update = args.num_tables * steps
     sets = [
@@ -177,10 +184,9 @@ def _rate(fn, n: int, device: str, min_s: float) -> float:
 def check_inference(device: str, tiny: bool) -> dict:
     import torch
 
-    from fzmj.train.ppo_selfplay import parse_args
     from fzmj.train.run_setup import make_network
 
-    args, _ = parse_args(["--config", str(CONFIG), *sum((["--set", s] for s in (TINY_TRAIN if tiny else [])), [])])
+    args = config_args(tiny)
     torch.manual_seed(0)
     net = make_network(args, torch.device(device)).eval()
     steps = 4 if tiny else args.num_steps
