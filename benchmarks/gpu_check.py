@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "ppo_gpu.yaml"
 
 FULL = dict(train_steps=16, train_updates=3, eval_hands=512, search_hands=4, search_spec="worlds=64,top=3,late=20")
-TINY = dict(train_steps=4, train_updates=2, eval_hands=8, search_hands=1, search_spec="worlds=4,top=2,late=6")
+TINY = dict(train_steps=4, train_updates=2, eval_hands=8, search_hands=1, search_spec="worlds=2,top=2,late=40")
 TINY_TRAIN = ["num_tables=8", "hidden_sizes=[32,32]", "num_minibatches=2", "env_threads=1"]
 
 
