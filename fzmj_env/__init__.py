@@ -4,9 +4,10 @@ Public API: tile notation (R1), the hand API (win detection, waits, specials, sh
 Python game driver, game records, and the environments.
 """
 
-from ._numba_cache import clear_stale_cache, install_compile_notice
+from ._numba_cache import clear_stale_cache, install_cache_repair, install_compile_notice
 
 clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cache.py)
+install_cache_repair()  # a damaged cache file of our kernels is rebuilt, not a bare EOFError
 install_compile_notice()  # one stderr line when our kernels compile (a cold cache)
 
 from .aec import env, raw_env  # noqa: E402

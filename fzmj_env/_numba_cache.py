@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 from pathlib import Path
 
 _STAMP_NAME = "numba_sources.sha256"
@@ -33,13 +34,44 @@ def _sources(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+# folder -> (its files' names, sizes and modification times, the folder's digest). Each package's
+# guard names the packages below it, so without this memo ``import fzmj.train`` hashed fzmj_env
+# three times. A file edited later in the process changes its size or time and the folder is hashed
+# again; a file modified less than _RACY_NS before the hash could change again within the clock's
+# granularity without a new time (git's "racy" files), so such a folder is not memoised.
+_digests: dict[Path, tuple[tuple, str]] = {}
+_RACY_NS = 2_000_000_000
+hash_counts: dict[Path, int] = {}
+"""How many times each folder's sources were read and hashed in this process (for tests)."""
+
+
+def _folder_digest(folder: Path) -> str:
+    folder = folder.resolve()
+    files = _sources(folder)
+    stats = [p.stat() for p in files]
+    key = tuple((str(p.relative_to(folder)), st.st_size, st.st_mtime_ns) for p, st in zip(files, stats, strict=True))
+    memo = _digests.get(folder)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(f"{folder.name}/{p.relative_to(folder)}".encode())
+        h.update(p.read_bytes())
+    digest = h.hexdigest()
+    hash_counts[folder] = hash_counts.get(folder, 0) + 1
+    if all(st.st_mtime_ns < time.time_ns() - _RACY_NS for st in stats):
+        _digests[folder] = (key, digest)
+    else:
+        _digests.pop(folder, None)
+    return digest
+
+
 def source_fingerprint(folders: list[Path]) -> str:
-    """One hash over every ``.py`` file under ``folders`` (names relative to each folder)."""
+    """One hash over every ``.py`` file under ``folders`` (names relative to each folder); each
+    folder is read and hashed once per process unless one of its files changes."""
     h = hashlib.sha256()
     for folder in folders:
-        for p in _sources(folder):
-            h.update(f"{folder.name}/{p.relative_to(folder)}".encode())
-            h.update(p.read_bytes())
+        h.update(_folder_digest(Path(folder)).encode())
     return h.hexdigest()
 
 
@@ -90,8 +122,64 @@ def clear_stale_cache(package_dir: str | Path, depends_on: tuple[str | Path, ...
     return cleared
 
 
+# ---- a damaged cache file -----------------------------------------------------------------------
+_PACKAGES = ("fzmj_env", "fzmj.")  # the modules whose kernels are ours
+_repair = {"installed": False}
+
+
+def _is_ours(cache) -> bool:
+    return (getattr(getattr(cache, "_py_func", None), "__module__", "") or "").startswith(_PACKAGES)
+
+
+def _drop_kernel_files(cache) -> list[str]:
+    """Delete one kernel's index file and its data files; the names of those deleted."""
+    cf = cache._cache_file
+    index = Path(cf._index_path)
+    stem = cf._index_name[: -len(".nbi")]
+    gone = []
+    for f in [index, *index.parent.glob(f"{stem}.*.nbc")]:
+        try:
+            f.unlink()
+            gone.append(f.name)
+        except FileNotFoundError:
+            pass
+    return gone
+
+
+def install_cache_repair() -> None:
+    """A cache file of one of our kernels that cannot be read back (a truncated ``.nbi`` or
+    ``.nbc``: a full disk, a killed copy) made every command fail with a bare ``EOFError: Ran out
+    of input`` from Numba's loader. With this, such a kernel's cache files are deleted, one line on
+    stderr names them, and the kernel compiles and is cached again. Kernels of other packages are
+    left to Numba as they are. Once per process."""
+    if _repair["installed"]:
+        return
+    from numba.core.caching import Cache
+
+    load = Cache.load_overload
+
+    def load_overload(self, sig, target_context):
+        try:
+            return load(self, sig, target_context)
+        except Exception as exc:  # unreadable: the cache is only a copy, so rebuild it
+            if not _is_ours(self):
+                raise
+            gone = _drop_kernel_files(self)
+            where = Path(self._cache_file._index_path).parent
+            print(
+                f"fzmj: the Numba cache of {self._py_func.__qualname__} could not be read "
+                f"({type(exc).__name__}: {exc or 'damaged file'}); deleted {', '.join(gone) or 'nothing'} in "
+                f"{where}, compiling it again",
+                file=sys.stderr,
+                flush=True,
+            )
+            return None
+
+    Cache.load_overload = load_overload
+    _repair["installed"] = True
+
+
 # ---- the compile notice ------------------------------------------------------------------------
-_PACKAGES = ("fzmj_env", "fzmj.")
 _notice = {"shown": False}
 
 

@@ -451,7 +451,9 @@ def _specials(w, gold, n, out):
 @njit(cache=True)
 def _discard_planes(st, w, gold, out):
     """HF_DISC_* planes of the 3n+2 hand at ``_C``: shanten and acceptance after each discard."""
-    best_s, mm = _discard_shanten(st, w, gold, w, False)  # every held non-gold kind
+    # every held non-gold kind; the unread mask is an int8 view so that this call and the
+    # heuristic's (an int8 legal-mask row) share one compiled version
+    best_s, mm = _discard_shanten(st, w, gold, w.view(np.int8), False)
     if best_s == _NONE:
         return
     g = w[_C + gold]
@@ -538,7 +540,7 @@ def claim_outcome(st, w, gold, t, col):
         return False
     w[_C + x] -= 1
     w[_C + y] -= 1
-    k = best_discard(st, w, gold, w, False)  # no mask: every non-gold discard counts
+    k = best_discard(st, w, gold, w.view(np.int8), False)  # no mask (unread; int8 as the heuristic's mask)
     w[_C + x] += 1
     w[_C + y] += 1
     return k >= 0

@@ -348,6 +348,7 @@ class VectorEnv:
         self._games = np.zeros(B, dtype=np.int64)
         self._obs = np.zeros((B, *self.obs_shape), dtype=np.int8)
         self._oracle = np.zeros((B if oracle else 1, ORACLE_CHANNELS, 27), dtype=np.int8)
+        self._oracle.flags.writeable = oracle  # read-only: the kernels compile without the oracle (observe.py)
         self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
         self._seat = np.zeros(B, dtype=np.int64)
         self._rewards = np.zeros((B, 4), dtype=np.float32)

@@ -10,7 +10,7 @@ starts warm.
 Each target runs the code path it names once (a short game), which compiles (or loads) every
 kernel that path calls, and builds the hand tables if they are missing:
 
-    fzmj-warmup                 # the default targets: hand aec vector gym
+    fzmj-warmup                 # the default targets: hand aec vector gym oracle features
     fzmj-warmup gym             # just what gym.make("fzmj/SingleSeat-v0") needs
     fzmj-warmup --all           # also the multi-threaded VectorEnv kernel
     fzmj-warmup --check         # exit 1 if anything had to compile (is the cache warm?)
@@ -87,8 +87,41 @@ def _warm_threads() -> None:
     _warm_vector(num_threads=2)
 
 
-TARGETS = {"hand": _warm_hand, "aec": _warm_aec, "vector": _warm_vector, "gym": _warm_gym, "threads": _warm_threads}
-DEFAULT_TARGETS = ("hand", "aec", "vector", "gym")
+def _warm_oracle() -> None:
+    """The oracle planes: ``VectorEnv(oracle=True)`` (the trainer's oracle critic) and the AEC
+    env's ``oracle=True``. Compiled only where asked for (``fzmj_env/observe.py``)."""
+    from .aec import env
+    from .vector import VectorEnv
+
+    v = VectorEnv(2, seed=0, oracle=True)
+    _, mask, _ = v.reset()
+    for _ in range(4):
+        _, mask, _, _, _, _ = v.step(mask.argmax(axis=1))
+    v.step_tables(np.array([0]), mask[:1].argmax(axis=1))
+    e = env(oracle=True)
+    e.reset(seed=0)
+    e.last()
+
+
+def _warm_features() -> None:
+    """The hand-feature planes a policy with ``hand_features`` computes (``fzmj_env/features.py``)."""
+    from .features import with_hand_features
+    from .vector import VectorEnv
+
+    obs, _, _ = VectorEnv(2, seed=0).reset()
+    with_hand_features(obs)
+
+
+TARGETS = {
+    "hand": _warm_hand,
+    "aec": _warm_aec,
+    "vector": _warm_vector,
+    "gym": _warm_gym,
+    "oracle": _warm_oracle,
+    "features": _warm_features,
+    "threads": _warm_threads,
+}
+DEFAULT_TARGETS = ("hand", "aec", "vector", "gym", "oracle", "features")
 
 
 class _CompileCounter:

@@ -3,8 +3,15 @@ keeps Numba's on-disk cache consistent with the sources (fzmj_env/_numba_cache.p
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import numba
 import numpy as np
+import pytest
 from numba import njit
 
 import fzmj_env._numba_cache as cache_guard
@@ -116,3 +123,53 @@ def test_cache_guard_clears_numba_files_when_a_source_changes(tmp_path, monkeypa
     (dep / "kernels.py").write_text("y = 2\n")
     assert clear()  # a package its kernels call changed: cleared too
     assert not any(f.exists() for f in stale)
+
+
+def _run_python(code: str, **env) -> subprocess.CompletedProcess:
+    root = Path(__file__).resolve().parent.parent
+    full = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]), **env)
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=full, capture_output=True, text=True, timeout=300)
+
+
+def test_cache_guard_hashes_each_folder_once_per_process():
+    # each package's guard names the packages below it: fzmj_env was hashed three times before
+    p = _run_python(
+        "import fzmj.train; from fzmj_env import _numba_cache as c\n"
+        "print(sorted((f.name, n) for f, n in c.hash_counts.items()))"
+    )
+    assert p.returncode == 0, p.stderr
+    counts = dict(eval(p.stdout))
+    assert set(counts) == {"fzmj_env", "agents", "train"} and set(counts.values()) == {1}, counts
+
+
+def test_cache_guard_memo_sees_a_file_changed_in_the_process(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    src = pkg / "mod.py"
+    src.write_text("x = 1\n")
+    old = time.time_ns() - 10 * cache_guard._RACY_NS
+    os.utime(src, ns=(old, old))  # an old file: its digest is memoised
+    first = cache_guard.source_fingerprint([pkg])
+    assert cache_guard.source_fingerprint([pkg]) == first
+    assert cache_guard.hash_counts[pkg.resolve()] == 1  # the second call used the memo
+    src.write_text("x = 22\n")
+    assert cache_guard.source_fingerprint([pkg]) != first
+
+
+@pytest.mark.parametrize("suffix", [".nbi", ".nbc"])
+def test_a_damaged_numba_cache_file_is_rebuilt(tmp_path, suffix):
+    # a truncated cache file used to fail every command with a bare "EOFError: Ran out of input"
+    code = "from fzmj_env.seeding import game_seed; print(game_seed(1, 2, 3))"
+    env = {"NUMBA_CACHE_DIR": str(tmp_path), "FZMJ_COMPILE_NOTICE": "0"}
+    first = _run_python(code, **env)
+    assert first.returncode == 0, first.stderr
+    (damaged,) = tmp_path.rglob(f"seeding.game_seed-*{suffix}")
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[: len(data) // 2] if suffix == ".nbi" else b"")
+    again = _run_python(code, **env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    (line,) = again.stderr.splitlines()
+    assert "could not be read" in line and damaged.name in line and "compiling it again" in line
+    third = _run_python(code, **env)  # rebuilt and cached again: silent
+    assert third.returncode == 0 and third.stdout == first.stdout and third.stderr == ""

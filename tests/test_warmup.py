@@ -16,6 +16,7 @@ import fzmj_env
 import fzmj_env._numba_cache as cache_guard
 from fzmj_env import warmup
 from fzmj_env.core.jit import njit
+from fzmj_env.observe import _oracle_into
 
 PKG = Path(fzmj_env.__file__).resolve().parent
 
@@ -113,3 +114,26 @@ def test_one_compile_per_kernel_for_mixed_integer_calls():
     assert _calls_with_mixed_ints(np.int32(7), True) == 10 + 4 + 9 + 14
     assert len(_add.signatures) == 1
     assert _add.signatures[0] == (numba.int64, numba.int64)
+
+
+@njit
+def _oracle_only(buf, out):
+    _oracle_into(buf[0], 0, out, 0)  # typed by out's type: the overloads in observe.py
+
+
+def test_the_oracle_compiles_only_where_asked_for():
+    """A read-only oracle buffer (``VectorEnv(oracle=False)``) types the oracle calls of
+    ``observe_one`` as nothing: the oracle encoder is not compiled into the step kernels."""
+    from fzmj_env.core.state import new_state
+    from fzmj_env.encode import ORACLE_CHANNELS
+    from fzmj_env.vector import VectorEnv
+
+    assert not VectorEnv(1)._oracle.flags.writeable and VectorEnv(1, oracle=True)._oracle.flags.writeable
+    buf = new_state(1)
+    off = np.zeros((1, ORACLE_CHANNELS, 27), np.int8)
+    off.flags.writeable = False
+    on = np.zeros((1, ORACLE_CHANNELS, 27), np.int8)
+    _oracle_only(buf, off)
+    _oracle_only(buf, on)
+    ir = {sig[1].mutable: _oracle_only.inspect_llvm(sig) for sig in _oracle_only.signatures}
+    assert "oracle_v1" not in ir[False] and "oracle_v1" in ir[True]

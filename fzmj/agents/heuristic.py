@@ -110,7 +110,7 @@ def _pinghu_alive(o):
     return flowers <= limit and kongs == 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one caller (heuristic_kernel): not compiled on its own
 def _turn(st, o, mk, w, gold):
     """Own turn (after a draw, or after chi/peng): the best discard, or a self kong."""
     action = best_discard(st, w, gold, mk, True)
@@ -131,7 +131,7 @@ def _turn(st, o, mk, w, gold):
     return action
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one caller (heuristic_kernel): not compiled on its own
 def _claim(st, o, mk, w, gold):
     """A claim window (no win offered, or it was taken already): chi / peng / kong or pass."""
     if mk[A_CHI_LOW] == 0 and mk[A_CHI_MID] == 0 and mk[A_CHI_HIGH] == 0 and mk[A_PENG] == 0 and mk[A_KONG] == 0:
@@ -168,7 +168,7 @@ def _claim(st, o, mk, w, gold):
 SWIM_MIN_DRAWABLE = 8  # enter swimming instead of winning only while at least this many draws remain
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # one caller (heuristic_kernel): not compiled on its own
 def _swim_instead(o, mk, win_table, counts):
     """Home (P5): at a self-draw win that is not swimming yet, the discard that leaves the 游金
     shape (then any draw wins at x4 instead of x2 now), or -1. Only while the wall has at least
@@ -199,7 +199,7 @@ def _swim_instead(o, mk, win_table, counts):
 def heuristic_kernel(obs, mask, shanten_table, win_table, out):
     """One decision per row: ``out[i]`` from ``obs[i]`` (99, 27) int8 and ``mask[i]`` (62,)."""
     w = np.zeros(WS_SIZE, np.int64)
-    counts = np.zeros(27, np.int64)
+    counts = np.zeros(27, np.int8)  # int8 like the engine's hand rows: one compiled swims_counts for both
     for i in range(obs.shape[0]):
         mk = mask[i]
         if mk[A_ROB]:

@@ -1,7 +1,14 @@
-"""``ppo:PATH``: a policy checkpoint of the PPO trainer, read by ``agents/policy.py``, acting on CPU."""
+"""``ppo:PATH``: a policy checkpoint of the PPO trainer, read by ``agents/policy.py``.
+
+It acts on the CPU unless told otherwise: ``PPOAgent(..., device=...)``, or for agents made from
+spec strings (``ppo:PATH``, ``pretrained``, a ``search`` blueprint) the ``FZMJ_DEVICE``
+environment variable (``auto``, ``cpu``, ``cuda``, ``cuda:N``), which ``fzmj-eval --device`` sets
+for itself and its worker processes.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +20,30 @@ from .base import Agent, AgentSpecError, as_batch
 PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "fzmj_pretrained.pt"
 
 
+DEVICE_ENV = "FZMJ_DEVICE"
+
+
+def resolve_device(name: str | None = None) -> str:
+    """The torch device named ``name`` (default: ``$FZMJ_DEVICE``, else ``cpu``): ``auto`` is CUDA
+    when torch sees a GPU, else the CPU. :class:`AgentSpecError` (one line) for a device that is
+    not there or not a device."""
+    name = (os.environ.get(DEVICE_ENV) or "cpu") if name is None else str(name)
+    if name == "cpu":
+        return name
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    kind, _, index = name.partition(":")
+    if kind != "cuda" or (index and not index.isdigit()):
+        raise AgentSpecError(f"device must be auto, cpu, cuda or cuda:N, got {name!r}")
+    if not torch.cuda.is_available():
+        raise AgentSpecError(f"device {name!r}: no CUDA device is available (torch.cuda.is_available() is False)")
+    if index and int(index) >= torch.cuda.device_count():
+        raise AgentSpecError(f"device {name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return name
+
+
 def pretrained_path() -> Path:
     """The shipped checkpoint behind the ``pretrained`` spec (``docs/pretrained.md``)."""
     if not PRETRAINED.is_file():
@@ -21,14 +52,18 @@ def pretrained_path() -> Path:
 
 
 class PPOAgent(Agent):
-    """Loads ``PATH`` through ``fzmj.agents.policy.load_policy(path, device=...)``.
+    """Loads ``PATH`` through ``fzmj.agents.policy.load_policy(path, device=...)``; ``device``
+    None: :func:`resolve_device` (``$FZMJ_DEVICE``, else the CPU).
 
     The policy is a torch module with ``act(obs int8 (N, 99, 27), mask (N, 62),
     deterministic: bool) -> LongTensor (N,)``. ``deterministic=True`` (the default) takes the
     most likely legal action; ``False`` samples (then ``reset(seed)`` seeds torch's generator).
     """
 
-    def __init__(self, path: str | Path, deterministic: bool = True, device: str = "cpu", name: str | None = None):
+    def __init__(
+        self, path: str | Path, deterministic: bool = True, device: str | None = None, name: str | None = None
+    ):
+        device = resolve_device(device)
         p = Path(path)
         if not p.exists():
             raise AgentSpecError(f"no such checkpoint: {str(path)!r}")

@@ -796,7 +796,7 @@ def is_legal(tb, wt, action):
     return mask[action] == 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # a check in front of apply_action: not worth its own compile of the engine
 def step(tb, wt, action):
     """Apply the acting seat's ``action``; advance to the next decision. Returns a STEP_* code."""
     if not is_legal(tb, wt, action):

@@ -12,6 +12,7 @@ from fzmj_env.rules import DEFAULT_RULES
 from fzmj_env.seeding import draw_seed
 
 from .. import SPEC_HELP, AgentSpecError
+from ..ppo_agent import DEVICE_ENV, resolve_device
 from .report import markdown, plot
 from .run import DEFAULT_BATCH, EvalConfigError, evaluate
 
@@ -56,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--batch", type=int, default=DEFAULT_BATCH, help=f"tables per batch, a multiple of 4 (default {DEFAULT_BATCH})"
     )
+    p.add_argument(
+        "--device",
+        help="where ppo:/pretrained policies act: auto (CUDA when there is one), cpu or cuda[:N] "
+        "(default: $FZMJ_DEVICE, else cpu)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "--save-records",
@@ -93,6 +99,11 @@ def _check_args(p: argparse.ArgumentParser, args) -> None:
             check_output_file(args.plot, "--plot", PLOT_SUFFIXES)
     except ValueError as e:
         p.error(str(e))
+    if args.device is not None:  # for the agents made here and in the worker processes
+        try:
+            os.environ[DEVICE_ENV] = resolve_device(args.device)
+        except AgentSpecError as e:
+            p.error(f"--device: {e}")
     if args.max_records is not None and (args.max_records < 1 or not args.save_records):
         p.error("--max-records needs --save-records and must be >= 1")
     if args.save_records and os.path.exists(args.save_records) and not os.path.isdir(args.save_records):
