@@ -1,7 +1,7 @@
 """The belief network (torch): one seat's observation in, the other seats' hidden hands out.
 
 An MLP over the flattened binary planes (the same input as the policies': ``(C, 27)`` int8),
-with three heads, all for the three other seats in relative order (0 = 下家 next, 1 = opposite,
+(its first layer the policies' sparse ``BinaryLinear``) with three heads, all for the three other seats in relative order (0 = 下家 next, 1 = opposite,
 2 = 上家 previous):
 
 * ``concealed``: logits of the count 0..4 of each kind in the seat's concealed hand ``(N, 3, 27, 5)``;
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+
+from .policy import BinaryLinear
 
 MAX_COUNT = 4  # copies of a suit kind
 SPEC_KEYS = {"num_channels", "hidden"}
@@ -46,14 +48,16 @@ def check_spec(spec) -> dict:
 class BeliefNet(nn.Module):
     """MLP trunk + three heads (see the module docstring)."""
 
-    def __init__(self, num_channels: int, hidden=(512, 256)):
+    def __init__(self, num_channels: int, hidden=(256, 256)):
         super().__init__()
         self.spec = check_spec({"num_channels": int(num_channels), "hidden": [int(x) for x in hidden]})
-        layers: list[nn.Module] = []
-        width = num_channels * 27
-        for h in self.spec["hidden"]:
-            layers += [nn.Linear(width, h), nn.ReLU()]
-            width = h
+        hidden = self.spec["hidden"]
+        # the planes are 0/1 and sparse: the first layer sums the weight rows of the ones (on CPU)
+        self.first = BinaryLinear(num_channels * 27, hidden[0])
+        layers: list[nn.Module] = [nn.ReLU()]
+        for a, b in zip(hidden, hidden[1:], strict=False):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        width = hidden[-1]
         self.trunk = nn.Sequential(*layers)
         self.concealed = nn.Linear(width, 3 * 27 * (MAX_COUNT + 1))
         self.ready = nn.Linear(width, 3)
@@ -61,7 +65,7 @@ class BeliefNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         """``obs``: ``(N, C, 27)`` (any dtype; int8 planes are made float here). Logits."""
-        x = self.trunk(obs.reshape(obs.shape[0], -1).float())
+        x = self.trunk(self.first(obs.reshape(obs.shape[0], -1)))
         n = x.shape[0]
         return {
             "concealed": self.concealed(x).reshape(n, 3, 27, MAX_COUNT + 1),
