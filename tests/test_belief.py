@@ -183,7 +183,7 @@ def test_bad_specs_and_presets_are_refused_before_anything_plays(run, tmp_path):
         make_agent(f"search:heuristic:sir=2,model={tmp_path / 'missing.pt'}")
     with pytest.raises(AgentSpecError, match="use one"):
         make_agent("search:heuristic:sir=2,belief=2")
-    assert set(OBS_LAYOUTS) >= {"v2"}
+    assert set(OBS_LAYOUTS) >= {"v2", "v3"}
 
 
 def _midgame(seed=9, steps=30):

@@ -598,3 +598,43 @@ def test_review_page_shows_the_agent_beside_each_decision(page, match_record, tm
         page.keyboard.press("ArrowRight")
         ms.append(page.evaluate("fzmj.state.lastRenderMs"))
     _timing("review", {"write_s_with_pretrained": write_s, "step_render_ms_median": float(np.median(ms))})
+
+
+def test_review_and_play_pages_show_each_discards_danger(page, match_record, tmp_path):
+    rec, src = match_record
+    html = tmp_path / "danger.html"
+    write_replay(src, html, review_agent="heuristic", review_seat=0, danger="belief")
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    step = next(int(s) for s, r in page.evaluate("fzmj.data.review.at").items() if r["danger"])
+    page.evaluate(f"fzmj.goto(fzmj.data.hands[0].frames.findIndex(f => f.step === {step}))")
+    want = page.evaluate(f"fzmj.data.review.at[{step}].danger")
+    cells = page.locator(".review .danger .dz")
+    assert cells.count() == len(want)
+    assert [int(k) for k in cells.evaluate_all("els => els.map(e => e.dataset.kind)")] == [k for k, _ in want]
+    levels = cells.evaluate_all("els => els.map(e => e.className)")
+    for (_, p), cls in zip(want, levels, strict=True):  # one colour per level, readable at a glance
+        assert ("hi" if p >= 0.08 else "mid" if p >= 0.02 else "lo") in cls
+    assert "%" in page.inner_text(".review .danger")
+    page.screenshot(path=str(OUT / "review_danger.png"), full_page=True)
+
+    from fzmj.agents.belief import load_belief
+
+    session = P.Session(
+        [make_agent(f"random:{i}") for i in (1, 2, 3)], seat=0, hands=1, seed=21,
+        record_path=tmp_path / "p.json", reviewer=make_agent("heuristic"), danger=load_belief("belief"),
+    )  # fmt: skip
+    server = P.make_server(session, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.body.dataset.version !== undefined")
+        page.check("#hint")
+        page.wait_for_selector("#hintbox .danger .dz")
+        legal = sorted(a for a, _ in session.state()["legal"] if a < 27)
+        shown = page.locator("#hintbox .danger .dz").evaluate_all("els => els.map(e => +e.dataset.kind)")
+        assert sorted(shown) == legal
+        page.screenshot(path=str(OUT / "play_danger.png"), full_page=True)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, P_PRESET, PRC_LOSS_CAP
+from fzmj_env.encode import OBS_VERSIONS, P_PRESET, PRC_LOSS_CAP
 from fzmj_env.rules import available_rules, load_rules
 
 from .base import AgentSpecError
@@ -41,7 +41,7 @@ SPEC_HELP = "belief (the shipped model) or belief:PATH (a checkpoint of fzmj-bel
 
 # Observation layouts a belief may be trained on: name -> planes. A later layout appends planes,
 # so a model of an earlier one reads the first planes of a later observation.
-OBS_LAYOUTS = {"v2": 99, OBS_VERSION: NUM_CHANNELS}
+OBS_LAYOUTS = dict(OBS_VERSIONS)
 
 # Every field a checkpoint may hold, with its type: anything else is a mistyped field.
 FIELDS = {

@@ -239,7 +239,7 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
     from fzmj.agents.belief_net import BeliefNet
 
     from .belief_data import unpack
-    from .checkpoint import remove_stale_temporaries
+    from .checkpoint import _umask, remove_stale_temporaries
 
     ckpt = None
     if resume is not None:
@@ -320,6 +320,7 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
             try:
                 with os.fdopen(fd, "wb") as f:
                     torch.save(data, f)
+                os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
                 os.replace(tmp, path)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -380,6 +381,22 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
         return metrics
     finally:
         lock.release()
+
+
+def export_belief(src: str, dst: str) -> dict:
+    """Write the network of checkpoint ``src`` to ``dst`` for shipping: half-precision weights
+    (``load_belief`` makes them float32 again; the shipped model's figures are measured on the
+    file itself), no optimizer, no generator states. Returns the exported fields."""
+    import torch
+
+    from fzmj.agents.belief import check_belief_checkpoint
+
+    data = torch.load(src, map_location="cpu", weights_only=True)
+    check_belief_checkpoint(data, str(src))
+    out = {k: v for k, v in data.items() if k not in ("optimizer", "rng")}
+    out["model"] = {k: v.half() if v.is_floating_point() else v for k, v in data["model"].items()}
+    torch.save(out, dst)
+    return out
 
 
 def build_parser() -> OneLineParser:

@@ -23,7 +23,7 @@ from numba import njit
 from fzmj.agents import make_agent, reset_agent
 from fzmj_env.core import state
 from fzmj_env.core.hand import get_win_table, wait_mask_counts
-from fzmj_env.encode import P_PHASE, PC_CLAIM
+from fzmj_env.encode import P_PHASE, PC_CLAIM, v2_planes
 from fzmj_env.vector import VectorEnv
 
 
@@ -99,7 +99,7 @@ def generate(
         for s in range(4):
             at = live[seat[live] == s]
             if len(at):
-                actions[at] = players[s].act(obs[at], mask[at])
+                actions[at] = players[s].act(np.ascontiguousarray(v2_planes(obs[at])), mask[at])  # the agents play on v2
         obs, mask, seat, *_ = env.step(actions)
         if progress is not None and time.time() - last > 10:
             last = time.time()

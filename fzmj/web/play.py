@@ -112,6 +112,7 @@ class Session:
         rules=DEFAULT_RULES,
         record_path: Path | None = None,
         reviewer=None,
+        danger=None,
     ):
         if not 0 <= seat <= 3:
             raise ValueError(f"seat must be 0..3, got {seat}")
@@ -139,6 +140,7 @@ class Session:
         self.save_error: str | None = None
         self.steps: list[dict] = []  # the other seats' steps since the person's last request
         self.reviewer = reviewer  # an agent whose suggestion the page may show at the person's turns
+        self.danger = danger  # a belief model: each discard's deal-in probability, shown with the hint
         self._hint: tuple[int, dict | None] | None = None
         self.lock = threading.Lock()
         self._advance()
@@ -290,7 +292,7 @@ SOCKET_TIMEOUT = 10.0  # seconds a connection may stay idle or half-sent before 
 
 def _hint_of(session: Session) -> dict:
     """The reviewer's top actions for the person now, from the person's observation only."""
-    from .review import _probs  # one code path with fzmj-replay --review
+    from .review import _probs, danger_rows  # one code path with fzmj-replay --review
 
     g = session.game
     obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
@@ -302,6 +304,7 @@ def _hint_of(session: Session) -> dict:
         "agent": str(getattr(session.reviewer, "name", "agent")),
         "top": [[a, round(float(p[a]), 4), action_name(a)] for a in order],
         "value": None if value is None else round(float(value[0]), 4),
+        "danger": danger_rows(session.danger, obs[None], g.mask[None])[0],
     }
 
 
@@ -531,6 +534,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--review", metavar="AGENT_SPEC", help="offer this agent's suggestion at your turns (a toggle on the page)"
     )
+    p.add_argument(
+        "--danger",
+        metavar="BELIEF_SPEC",
+        default="belief",
+        help="with --review: each discard's deal-in probability beside the hint (default: belief, the shipped "
+        "model; none: off)",
+    )
     args = p.parse_args(argv)
     if not 0 <= args.seat <= 3:
         p.error(f"--seat must be 0..3, got {args.seat}")
@@ -562,6 +572,16 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as e:
         p.error(f"--review: {e}")
     args.reviewer = reviewer
+    args.danger_model = None
+    if reviewer is not None and args.danger != "none":
+        from .review import danger_model
+
+        try:  # before anything starts; a model of another preset shows no danger (said on the page)
+            args.danger_model, note = danger_model(args.danger, rules.name)
+        except AgentSpecError as e:
+            p.error(f"--danger: {e}")
+        if note:
+            print(note, file=sys.stderr)
     try:
         server = make_server(None, args.port)  # first: a port in use fails before any game starts
     except OSError as e:
@@ -574,7 +594,14 @@ def _serve(server: PlayServer, args, agents: list, seed: int, rules, out: Path) 
     t0 = time.perf_counter()
     try:
         session = Session(
-            agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out, reviewer=args.reviewer
+            agents,
+            args.seat,
+            hands=args.hands,
+            seed=seed,
+            rules=rules,
+            record_path=out,
+            reviewer=args.reviewer,
+            danger=getattr(args, "danger_model", None),
         )
     except AgentError as e:  # an agent failed before the person's first turn
         server.server_close()
