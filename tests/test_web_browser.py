@@ -621,7 +621,7 @@ def test_review_and_play_pages_show_each_discards_danger(page, match_record, tmp
     from fzmj.agents.belief import load_belief
 
     session = P.Session(
-        [make_agent(f"random:{i}") for i in (1, 2, 3)], seat=0, hands=1, seed=21,
+        [make_agent(f"random:{i}") for i in (1, 2, 3)], seat=0, hands=1, seed=3,
         record_path=tmp_path / "p.json", reviewer=make_agent("heuristic"), danger=load_belief("belief"),
     )  # fmt: skip
     server = P.make_server(session, 0)
@@ -629,9 +629,10 @@ def test_review_and_play_pages_show_each_discards_danger(page, match_record, tmp
     try:
         page.goto(server.url)
         page.wait_for_function("document.body.dataset.version !== undefined")
+        legal = sorted(a for a, _ in session.state()["legal"] if a < 27)
+        assert legal  # the person's first decision is a turn (seed 3)
         page.check("#hint")
         page.wait_for_selector("#hintbox .danger .dz")
-        legal = sorted(a for a, _ in session.state()["legal"] if a < 27)
         shown = page.locator("#hintbox .danger .dz").evaluate_all("els => els.map(e => +e.dataset.kind)")
         assert sorted(shown) == legal
         page.screenshot(path=str(OUT / "play_danger.png"), full_page=True)
