@@ -348,9 +348,9 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
                 tot += float(loss.detach())
                 if step % a.log_every == 0:
                     writer.add_scalar("train/loss", loss.item(), step)
-                    writer.add_scalar("train/concealed", float(l_conc), step)
-                    writer.add_scalar("train/ready", float(l_ready), step)
-                    writer.add_scalar("train/win_on", float(l_win), step)
+                    writer.add_scalar("train/concealed", l_conc.item(), step)
+                    writer.add_scalar("train/ready", l_ready.item(), step)
+                    writer.add_scalar("train/win_on", l_win.item(), step)
                     say(
                         f"epoch {epoch + 1}/{a.epochs} | batch {b + 1}/{nb} | loss {loss.item():.4f} "
                         f"| {step * a.batch_size / max(time.time() - t0, 1e-9):,.0f} samples/s"
