@@ -13,7 +13,7 @@ import torch
 from test_encode import claimy_action
 
 from fzmj.agents import AgentSpecError, make_agent
-from fzmj.agents.belief import FORMAT, OBS_LAYOUTS, load_belief
+from fzmj.agents.belief import BELIEF_PATH, FORMAT, OBS_LAYOUTS, load_belief
 from fzmj.train import belief as B
 from fzmj.train.belief_data import generate, hidden_labels, unpack
 from fzmj_env import Game, VectorEnv
@@ -252,3 +252,20 @@ def test_search_with_belief_worlds_plays_legally(run):
         assert all(mask[i, a[i]] for i in range(2))
         obs, mask, seat, *_ = env.step(a)
     assert agent.stats["searched"] > 0
+
+
+def test_the_shipped_model_loads_and_reads_v2_and_v3(tmp_path):
+    from fzmj.train.belief import export_belief
+
+    model = load_belief("belief")
+    assert model.obs_version == "v2" and model.rules == "fuzhou-lianzhong"
+    assert model.metrics["danger_auc"] > 0.8  # the figures of its run travel with it
+    e2, e3 = VectorEnv(3, seed=4), VectorEnv(3, seed=4, obs_version=3)
+    o2, *_ = e2.reset()
+    o3, *_ = e3.reset()
+    assert np.array_equal(model.predict(o2)["danger"], model.predict(o3)["danger"])
+    # a re-export of the shipped file is the same network
+    export_belief(str(BELIEF_PATH), str(tmp_path / "again.pt"))
+    again = load_belief(f"belief:{tmp_path / 'again.pt'}")
+    assert np.array_equal(again.predict(o2)["danger"], model.predict(o2)["danger"])
+    assert BELIEF_PATH.stat().st_size < 3_000_000
