@@ -99,7 +99,9 @@ def generate(
         for s in range(4):
             at = live[seat[live] == s]
             if len(at):
-                actions[at] = players[s].act(np.ascontiguousarray(v2_planes(obs[at])), mask[at])  # the agents play on v2
+                actions[at] = players[s].act(
+                    np.ascontiguousarray(v2_planes(obs[at])), mask[at]
+                )  # the agents play on v2
         obs, mask, seat, *_ = env.step(actions)
         if progress is not None and time.time() - last > 10:
             last = time.time()
