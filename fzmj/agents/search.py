@@ -490,7 +490,8 @@ class SearchAgent(Agent):
         pts = rollout(self._env(_preset_of(o), K * M), self.blueprint, buf, cands, seeds)
         diff = pts[1:] - pts[0]  # (K-1, M) paired gains over the blueprint's choice
         mean = diff.mean(1)
-        se = diff.std(1, ddof=1) / np.sqrt(M)
+        # worlds kept by resampling (sir) repeat: M copies of fewer distinct worlds are fewer samples
+        se = diff.std(1, ddof=1) / np.sqrt(len(np.unique(seeds)))
         ok = mean > self.opts["z"] * se
         choice = base
         if ok.any():
