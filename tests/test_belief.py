@@ -269,3 +269,24 @@ def test_the_shipped_model_loads_and_reads_v2_and_v3(tmp_path):
     again = load_belief(f"belief:{tmp_path / 'again.pt'}")
     assert np.array_equal(again.predict(o2)["danger"], model.predict(o2)["danger"])
     assert BELIEF_PATH.stat().st_size < 3_000_000
+
+
+def test_sir_search_counts_repeated_worlds_once_in_its_z_test(monkeypatch):
+    """Resampling keeps duplicates: 32 copies of 2 worlds are 2 samples, not 32. A gain that
+    clears z = 2 only when the copies are counted as independent must not be taken."""
+    from fzmj.agents import search as S
+
+    agent = make_agent("search:heuristic:worlds=32,top=2,sir=2")
+    env = VectorEnv(1, seed=0)
+    obs, mask, _ = env.reset()
+    two = np.array([11] * 16 + [12] * 16, np.uint64)
+    monkeypatch.setattr(agent, "_sir", lambda o, buf, seeds, M: two)
+
+    def fake_rollout(env, blueprint, buf, cands, seeds):
+        gain = np.where(seeds == 11, 1.0, -0.3)  # mean +0.35: z = 3.0 over 32, 0.75 over 2 samples
+        return np.stack([np.zeros(len(seeds)), gain])
+
+    monkeypatch.setattr(S, "rollout", fake_rollout)
+    base = int(agent.blueprint.act(obs, mask)[0])
+    assert agent._search(obs[0], mask[0], base) == base
+    assert agent.stats["searched"] == 1 and agent.stats["deviated"] == 0
