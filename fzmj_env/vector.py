@@ -35,7 +35,7 @@ from .core.hand import get_win_table
 from .core.intrinsics import borrow, prefetch
 from .encode import ORACLE_CHANNELS, obs_channels
 from .observe import observe_one
-from .resample import observe_tables, resample_buffer
+from .resample import belief_log_weights, check_belief_factors, observe_tables, resample_buffer
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import game_seed, split_seed
 
@@ -369,6 +369,7 @@ class VectorEnv:
             self.oracle,
             self.auto_reset,
         )
+        self.world_log_weights = np.zeros(0)  # of the last load_worlds (with a belief)
         self._ready = False
 
     # ------------------------------------------------------------------------------------------
@@ -432,15 +433,24 @@ class VectorEnv:
         return self._obs, self._mask, self._seat
 
     def load_worlds(
-        self, tables, src: np.ndarray, t: int, seat: int, seeds
+        self, tables, src: np.ndarray, t: int, seat: int, seeds, belief=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Load, into each of ``tables``, the world of ``seeds[i]`` drawn from ``seat``'s view of
         table ``t`` of the state buffer ``src`` (``Game.buf``, ``VectorEnv.buf``; same preset):
         one Numba call for all of them (``fzmj_env/resample.py``, docs/engine.md). The tables
         then play on like any other (``step_tables``; ``auto_reset=False`` keeps a finished
-        world as it is). Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
+        world as it is). Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers).
+
+        ``belief``: per relative seat, kind and count weights ``(3, 27, 5)``: the worlds are
+        still drawn uniformly (an exact proposal) and ``self.world_log_weights`` gets each one's
+        log importance weight under the belief, in the order of ``tables`` (``fzmj_env/resample.py``,
+        "worlds weighted by a belief"); without it, zeros."""
         tables = self._tables_arg(tables, "load_worlds")
+        factors = None if belief is None else check_belief_factors(belief)
         resample_buffer(src, t, seat, seeds, self.buf, tables, self._wt)
+        self.world_log_weights = (
+            np.zeros(len(tables)) if factors is None else belief_log_weights(self.buf, tables, seat, factors)
+        )
         tables = tables.astype(np.int64)
         observe_tables(
             tables, self.buf, self._wt, self._mask, self._obs, self._seat,

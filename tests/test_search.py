@@ -33,6 +33,8 @@ def test_spec_grammar():
         "where": "claims",
         "late": 10,
         "belief": 0,
+        "sir": 0,
+        "model": "belief",
         "wins": 0,
         "seed": 3,
     }

@@ -879,3 +879,35 @@ def test_every_chinese_character_of_the_pages_is_in_their_font():
     missing = sorted(set(page_characters()) - font_characters(css))
     assert not missing, f"not in fzmj/web/static/cjk_font.css: {''.join(missing)} (run python -m fzmj.web.make_font)"
     assert f'"{FAMILY}"' in asset("viewer.css").split("body {", 1)[1].split("}", 1)[0]  # the body's first font
+
+
+# ---- danger hints (the belief model) ------------------------------------------------------------
+def test_review_and_play_hint_carry_each_legal_discards_danger(match, tmp_path, capsys):
+    from fzmj.agents.belief import load_belief
+    from fzmj.web.review import review_record
+
+    model = load_belief("belief")
+    rv = review_record(match, "heuristic", 0, belief=model)
+    assert rv["danger_model"] == "belief" and rv["danger_note"] is None
+    with_danger = [r for r in rv["at"].values() if r["danger"] is not None]
+    assert with_danger
+    for r in with_danger:
+        ps = [p for _, p in r["danger"]]
+        assert ps == sorted(ps, reverse=True) and all(0 <= p <= 1 for p in ps)
+    assert all(r["danger"] is None for r in review_record(match, "heuristic", 0)["at"].values())
+    s = P.Session(
+        [make_agent(a) for a in ("random:1", "random:2", "random:3")],
+        seat=0, seed=3, record_path=tmp_path / "g.json", reviewer=make_agent("heuristic"), danger=model,
+    )  # fmt: skip
+    h = s.state()["hint"]
+    legal = sorted(a for a, _ in s.state()["legal"] if a < 27)
+    assert sorted(k for k, _ in h["danger"]) == legal
+    # a model of another preset shows nothing and says why; a missing one is a one-line error
+    from fzmj.web.review import danger_model
+
+    m, note = danger_model(model, "fuzhou-home")
+    assert m is None and "trained on fuzhou-lianzhong" in note
+    path = tmp_path / "m.json"
+    F.save_record(match, path)
+    err = _cli_error([str(path), "--review", "heuristic", "--danger", f"belief:{tmp_path / 'none.pt'}"], capsys)
+    assert "--danger" in err and "no such file" in err

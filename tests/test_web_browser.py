@@ -627,3 +627,44 @@ def test_chinese_labels_draw_without_a_cjk_font(browser, match_record, tmp_path)
         assert "和局" in pg.inner_text("body") or "胡" in pg.inner_text("body")
     finally:
         b.close()
+
+
+def test_review_and_play_pages_show_each_discards_danger(page, match_record, tmp_path):
+    rec, src = match_record
+    html = tmp_path / "danger.html"
+    write_replay(src, html, review_agent="heuristic", review_seat=0, danger="belief")
+    page.goto(html.as_uri())
+    page.wait_for_function("window.fzmj && fzmj.state.firstRenderAt > 0")
+    step = next(int(s) for s, r in page.evaluate("fzmj.data.review.at").items() if r["danger"])
+    page.evaluate(f"fzmj.goto(fzmj.data.hands[0].frames.findIndex(f => f.step === {step}))")
+    want = page.evaluate(f"fzmj.data.review.at[{step}].danger")
+    cells = page.locator(".review .danger .dz")
+    assert cells.count() == len(want)
+    assert [int(k) for k in cells.evaluate_all("els => els.map(e => e.dataset.kind)")] == [k for k, _ in want]
+    levels = cells.evaluate_all("els => els.map(e => e.className)")
+    for (_, p), cls in zip(want, levels, strict=True):  # one colour per level, readable at a glance
+        assert ("hi" if p >= 0.08 else "mid" if p >= 0.02 else "lo") in cls
+    assert "%" in page.inner_text(".review .danger")
+    page.screenshot(path=str(OUT / "review_danger.png"), full_page=True)
+
+    from fzmj.agents.belief import load_belief
+
+    session = P.Session(
+        [make_agent(f"random:{i}") for i in (1, 2, 3)], seat=0, hands=1, seed=3,
+        record_path=tmp_path / "p.json", reviewer=make_agent("heuristic"), danger=load_belief("belief"),
+    )  # fmt: skip
+    server = P.make_server(session, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        page.goto(server.url)
+        page.wait_for_function("document.body.dataset.version !== undefined")
+        legal = sorted(a for a, _ in session.state()["legal"] if a < 27)
+        assert legal  # the person's first decision is a turn (seed 3)
+        page.check("#hint")
+        page.wait_for_selector("#hintbox .danger .dz")
+        shown = page.locator("#hintbox .danger .dz").evaluate_all("els => els.map(e => +e.dataset.kind)")
+        assert sorted(shown) == legal
+        page.screenshot(path=str(OUT / "play_danger.png"), full_page=True)
+    finally:
+        server.shutdown()
+        server.server_close()

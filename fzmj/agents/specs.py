@@ -16,7 +16,7 @@ from .base import Agent, AgentSpecError, call_reset
 
 SPEC_HELP = (
     "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class, "
-    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,wins=0|1,seed=S] or "
+    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,sir=F,model=NAME,wins=0|1,seed=S] or "
     "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
 )
 

@@ -39,7 +39,7 @@ from fzmj_env.seeding import agent_key, draw_seed, keyed_agent_seed
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .outpath import check_out_path, write_atomic
 from .replay import asset, fill, json_safe, page_meta, replay_html, script_json
-from .review import ReviewError, _probs, agent_name, top_actions  # one code path with fzmj-replay --review
+from .review import ReviewError, _probs, agent_name, danger_rows, top_actions  # one code path with fzmj-replay --review
 
 MAX_LOG = 200
 
@@ -120,6 +120,7 @@ class Session:
         record_path: Path | None = None,
         reviewer=None,
         agent_seed: int | None = None,
+        danger=None,
     ):
         if not 0 <= seat <= 3:
             raise ValueError(f"seat must be 0..3, got {seat}")
@@ -148,6 +149,7 @@ class Session:
         self.save_error: str | None = None
         self.steps: list[dict] = []  # the other seats' steps since the person's last request
         self.reviewer = reviewer  # an agent whose suggestion the page may show at the person's turns
+        self.danger = danger  # a belief model: each discard's deal-in probability, shown with the hint
         self._hint: tuple[int, dict | None] | None = None
         self.lock = threading.Lock()
         self._advance()
@@ -311,6 +313,7 @@ def _hint_of(session: Session) -> dict:
         "agent": agent_name(session.reviewer),
         "top": [[a, round(float(p[a]), 4), action_name(a)] for a in order],
         "value": None if value is None else round(float(value[0]), 4),
+        "danger": danger_rows(session.danger, obs[None], g.mask[None])[0],
     }
 
 
@@ -540,6 +543,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--review", metavar="AGENT_SPEC", help="offer this agent's suggestion at your turns (a toggle on the page)"
     )
+    p.add_argument(
+        "--danger",
+        metavar="BELIEF_SPEC",
+        default="belief",
+        help="with --review: each discard's deal-in probability beside the hint (default: belief, the shipped "
+        "model; none: off)",
+    )
     args = p.parse_args(argv)
     if not 0 <= args.seat <= 3:
         p.error(f"--seat must be 0..3, got {args.seat}")
@@ -571,6 +581,16 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as e:
         p.error(f"--review: {e}")
     args.reviewer = reviewer
+    args.danger_model = None
+    if reviewer is not None and args.danger != "none":
+        from .review import danger_model
+
+        try:  # before anything starts; a model of another preset shows no danger (said on the page)
+            args.danger_model, note = danger_model(args.danger, rules.name)
+        except AgentSpecError as e:
+            p.error(f"--danger: {e}")
+        if note:
+            print(note, file=sys.stderr)
     try:
         server = make_server(None, args.port)  # first: a port in use fails before any game starts
     except OSError as e:
@@ -585,6 +605,7 @@ def _serve(server: PlayServer, args, agents: list, seed: int, rules, out: Path) 
         session = Session(
             agents, args.seat, hands=args.hands, seed=seed, rules=rules, record_path=out, reviewer=args.reviewer,
             agent_seed=draw_seed(),  # the agents' key: secret, written into the record at the end
+            danger=getattr(args, "danger_model", None),
         )  # fmt: skip
     except AgentError as e:  # an agent failed before the person's first turn
         server.server_close()

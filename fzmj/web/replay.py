@@ -113,16 +113,22 @@ def replay_html(record: dict, view: int | None = None, title: str = "fzmj replay
 
 
 def write_replay(
-    record_path: str | Path, out: str | Path, view: int | None = None, review_agent=None, review_seat: int = 0
+    record_path: str | Path,
+    out: str | Path,
+    view: int | None = None,
+    review_agent=None,
+    review_seat: int = 0,
+    danger=None,
 ) -> Path:
     """Read a record file and write its replay page; returns the output path. ``review_agent``
-    (a spec or an agent object) adds what it would have played at each decision of ``review_seat``."""
+    (a spec or an agent object) adds what it would have played at each decision of ``review_seat``;
+    ``danger`` (a belief spec or model) adds each legal discard's deal-in probability there."""
     record = load_record(record_path)
     review = None
     if review_agent is not None:
         from .review import review_record  # imports the agents only when a review is asked for
 
-        review = review_record(record, review_agent, review_seat)
+        review = review_record(record, review_agent, review_seat, belief=danger)
     page = replay_html(record, view, title=f"fzmj replay — {Path(record_path).name}", review=review)
     out = Path(out)
     write_atomic(out, page)
@@ -141,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--all", action="store_true", help="show every seat face up (the default)")
     p.add_argument("--review", metavar="AGENT_SPEC", help="show what this agent would play at each decision of a seat")
     p.add_argument("--review-seat", type=int, metavar="N", help="the seat to review (default: --seat, else 0)")
+    p.add_argument(
+        "--danger",
+        metavar="BELIEF_SPEC",
+        default="belief",
+        help="with --review: each discard's deal-in probability from this belief model (default: belief, "
+        "the shipped one; none: off)",
+    )
     args = p.parse_args(argv)
     if args.seat is not None and not 0 <= args.seat <= 3:
         p.error(f"--seat must be 0..3, got {args.seat}")
@@ -164,11 +177,19 @@ def main(argv: list[str] | None = None) -> int:
             agent = make_agent(args.review)
         except AgentSpecError as e:
             p.error(f"--review: {e}")
+    danger = None
+    if args.review is not None and args.danger != "none":
+        from fzmj.agents.belief import load_belief
+
+        try:
+            danger = load_belief(args.danger)  # before anything is replayed
+        except AgentSpecError as e:
+            p.error(f"--danger: {e}")
     from .review import ReviewError  # the agents load only when a review is asked for
 
     t0 = time.perf_counter()
     try:
-        write_replay(src, out, args.seat, review_agent=agent, review_seat=review_seat)
+        write_replay(src, out, args.seat, review_agent=agent, review_seat=review_seat, danger=danger)
     except ReviewError as e:  # the reviewer failed, not the record: one line naming it
         p.error(f"--review: {e}")
     except RecordError as e:  # load_record's messages already name the file

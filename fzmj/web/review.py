@@ -19,7 +19,7 @@ from fzmj.agents import make_agent, reset_agent
 from fzmj_env.actions import NUM_ACTIONS, action_name
 from fzmj_env.encode import NUM_CHANNELS, encode_table
 from fzmj_env.game import Game
-from fzmj_env.record import replay
+from fzmj_env.record import record_rules, replay
 from fzmj_env.seeding import agent_key, keyed_agent_seed
 
 TOP = 5  # actions listed per decision
@@ -116,11 +116,42 @@ def top_actions(p: np.ndarray, mask: np.ndarray, n: int) -> tuple[int, list[int]
     return best, order
 
 
-def review_record(record: dict, agent, seat: int) -> dict:
+def danger_rows(model, obs: np.ndarray, masks: np.ndarray) -> list:
+    """Per decision: ``[[kind, P(discarding it deals in)], ...]`` over its legal discards, most
+    dangerous first (the belief model's ``danger``, from the seat's observation only); None at a
+    decision without a discard (a claim window) or without a model."""
+    out: list = [None] * len(obs)
+    rows = [i for i in range(len(obs)) if masks[i, :27].any()]
+    if model is None or not rows:
+        return out
+    danger = model.predict(obs[rows])["danger"]
+    for j, i in enumerate(rows):
+        kinds = np.flatnonzero(masks[i, :27])
+        order = kinds[np.argsort(-danger[j, kinds], kind="stable")]
+        out[i] = [[int(k), round(float(danger[j, k]), 4)] for k in order]
+    return out
+
+
+def danger_model(spec, rules_name: str):
+    """``(model or None, note)``: the belief model of ``spec`` for a record of ``rules_name``;
+    ``spec`` None gives no model. A model of another preset gives no danger and says why."""
+    if spec is None:
+        return None, None
+    from fzmj.agents.belief import load_belief
+
+    model = load_belief(spec)  # a missing or bad model: AgentSpecError, one line (a model passes through)
+    if model.rules != rules_name:
+        return None, f"no danger shown: {model.name} was trained on {model.rules}, this record plays {rules_name}"
+    return model, None
+
+
+def review_record(record: dict, agent, seat: int, belief=None) -> dict:
     """The review of ``seat``'s decisions in ``record`` by ``agent`` (an object or a spec).
 
     Returns ``{"agent", "seat", "decisions", "agree", "at": {step: {...}}, "largest": [...]}``;
-    ``decisions`` and ``agree`` count the decisions with more than one legal action.
+    ``decisions`` and ``agree`` count the decisions with more than one legal action. With
+    ``belief`` (a belief spec, ``fzmj/agents/belief.py``), each decision with a discard also
+    gets ``danger``: its legal discards with the model's deal-in probability (``danger_rows``).
     """
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat <= 3:
         raise ValueError(f"the seat to review must be 0..3, got {seat!r}")
@@ -130,8 +161,10 @@ def review_record(record: dict, agent, seat: int) -> dict:
         reset_agent(agent, keyed_agent_seed(agent_key(int(record.get("seed", 0))), seat))
     except Exception as e:  # noqa: BLE001 - the reviewer's code, not the record
         raise ReviewError(f"reviewer {name} failed at reset: {type(e).__name__}: {e}".replace("\n", " ")) from None
+    model, note = danger_model(belief, record_rules(record).name)
     steps, obs, masks, played = _seat_decisions(record, seat)
     probs, values = _probs(agent, obs, masks) if steps else (np.zeros((0, NUM_ACTIONS)), None)
+    danger = danger_rows(model, obs, masks)
     at, gaps = {}, []
     agree = counted = 0
     for j, step in enumerate(steps):
@@ -154,7 +187,17 @@ def review_record(record: dict, agent, seat: int) -> dict:
             "agree": ok,
             "top": [[a, round(float(p[a]), 4), action_name(a)] for a in order],
             "value": None if values is None else round(float(values[j]), 4),
+            "danger": danger[j],
         }
     gaps.sort(key=lambda x: (-x[0], x[1]))
     largest = [[step, round(g, 4), action_name(pl), action_name(b)] for g, step, pl, b in gaps[:LARGEST]]
-    return {"agent": name, "seat": seat, "decisions": counted, "agree": agree, "at": at, "largest": largest}
+    return {
+        "agent": name,
+        "seat": seat,
+        "decisions": counted,
+        "agree": agree,
+        "at": at,
+        "largest": largest,
+        "danger_model": None if model is None else model.name,
+        "danger_note": note,
+    }

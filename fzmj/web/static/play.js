@@ -182,7 +182,7 @@
     if (!settings.hint || !h) { box.innerHTML = ""; return; }
     if (h.error) { box.textContent = `hint unavailable: ${h.error}`; return; }
     const top = h.top.map(([, p, name]) => `${esc(name)} ${(100 * p).toFixed(0)}%`).join(" · ");
-    box.innerHTML = `${esc(h.agent)} would play: <b>${top}</b>${h.value === null ? "" : ` (value ${h.value.toFixed(2)})`}`;
+    box.innerHTML = `${esc(h.agent)} would play: <b>${top}</b>${h.value === null ? "" : ` (value ${h.value.toFixed(2)})`}${dangerStrip(h.danger)}`;
   }
 
   async function show(s, paced = false) {

@@ -67,7 +67,7 @@
     const value = r.value === null || r.value === undefined ? "" : `<p class="note">value estimate ${r.value.toFixed(3)}</p>`;
     return `<div class="box review" data-agree="${r.agree ? 1 : 0}"><h3>review: ${esc(review.agent)} for seat ${review.seat}</h3>
       <p>${r.agree ? "agrees with the play" : `<span class="dis">disagrees</span>: would play <b>${esc(r.best_name)}</b>`}</p>
-      <table>${rows}</table>${value}</div>`;
+      <table>${rows}</table>${value}${dangerStrip(r.danger)}</div>`;
   }
   function reviewSummary() {
     if (!review) return "";

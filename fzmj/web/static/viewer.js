@@ -95,6 +95,15 @@ function tile(kind, extra = "", attrs = "") {
   return html;
 }
 
+// The belief model's deal-in probability of each legal discard, most dangerous first: one
+// tile per kind with its percentage, coloured by level (safe < 2% <= watch < 8% <= danger).
+function dangerLevel(p) { return p >= 0.08 ? "hi" : p >= 0.02 ? "mid" : "lo"; }
+function dangerStrip(rows, label = "deal-in risk") {
+  if (!rows || !rows.length) return "";
+  const cells = rows.map(([k, p]) => `<span class="dz ${dangerLevel(p)}" data-kind="${k}" data-p="${p}">${tile(k)}<em>${(100 * p).toFixed(p < 0.1 ? 1 : 0)}%</em></span>`).join("");
+  return `<div class="danger" title="P(discarding the tile completes another seat's hand), from the belief model (the seat's own view only)"><span class="dl">${esc(label)}</span>${cells}</div>`;
+}
+
 function backTile() {
   return '<span class="tile back" data-kind="-1"></span>';
 }
