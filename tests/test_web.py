@@ -899,6 +899,9 @@ def test_review_and_play_hint_carry_each_legal_discards_danger(match, tmp_path, 
         [make_agent(a) for a in ("random:1", "random:2", "random:3")],
         seat=0, seed=3, record_path=tmp_path / "g.json", reviewer=make_agent("heuristic"), danger=model,
     )  # fmt: skip
+    while s.state()["hint"]["danger"] is None:  # to the person's first discard (a claim window shows none)
+        st = s.state()
+        s.act(st["legal"][0][0], st["version"])
     h = s.state()["hint"]
     legal = sorted(a for a, _ in s.state()["legal"] if a < 27)
     assert sorted(k for k, _ in h["danger"]) == legal

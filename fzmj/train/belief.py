@@ -232,6 +232,8 @@ def _data(run_dir: Path, a: BeliefArgs, progress) -> tuple[dict, dict]:
 def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epochs: int | None = None) -> dict:
     """One run (module docstring); returns the last held-out metrics. On ``resume`` the run's own
     settings are used, except ``epochs`` when given (to train a finished run further)."""
+    # Long on purpose: one run top to bottom as in the PPO trainer (data, network, epochs with
+    # held-out metrics, checkpoints, TensorBoard), so a reader follows it without jumping.
     import torch
     from torch.utils.tensorboard import SummaryWriter
 
