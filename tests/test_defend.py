@@ -4,8 +4,9 @@ that the plain heuristic (and defend without danger) plays exactly the heuristic
 import numpy as np
 import pytest
 
-from fzmj.agents import AgentSpecError, defend_tables, make_agent
+from fzmj.agents import AgentSpecError, make_agent
 from fzmj.agents.defend import DefendAgent, defend_kernel, public_win_on, win_chance
+from fzmj.agents.defend_tables import COST
 from fzmj.agents.heuristic import HeuristicAgent, PatientAgent, heuristic_kernel
 from fzmj_env import encode
 from fzmj_env.core.hand import get_shanten_table, get_win_table, waits
@@ -87,7 +88,7 @@ def test_defend_without_danger_is_the_heuristic():
         ref = np.empty(len(obs), np.int64)
         heuristic_kernel(obs, mask, st, wt, ref)
         out = np.empty(len(obs), np.int64)
-        defend_kernel(obs, mask, st, wt, np.zeros((len(obs), 3, 27)), defend_tables.COST, d.params, out)
+        defend_kernel(obs, mask, st, wt, np.zeros((len(obs), 3, 27)), COST, d.params, out)
         assert (out == ref).all()
         obs, mask, _s, _r, _d, _i = env.step(h.act(obs, mask))
 

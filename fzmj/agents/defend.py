@@ -50,8 +50,8 @@ from fzmj_env.encode import (
 )
 from fzmj_env.features import NO_SHANTEN, WS_SIZE, WS_UNSEEN, decode, discard_table
 
-from . import defend_tables
-from .base import Agent, AgentSpecError, as_batch
+from .base import Agent, AgentSpecError, as_batch, reset_agent
+from .defend_tables import COST, READY, WAIT
 from .heuristic import _claim, _swim_instead, _turn
 
 __all__ = ["DefendAgent", "defend_kernel", "public_win_on", "danger_cells", "parse_defend_options"]
@@ -141,7 +141,7 @@ def public_win_on_batch(obs, ready_t, wait_t, out):
 def public_win_on(obs: np.ndarray) -> np.ndarray:
     """The public danger ``(N, 3, 27)`` float64 of a batch of observations (see :func:`danger_cells`)."""
     out = np.zeros((obs.shape[0], 3, 27), np.float64)
-    public_win_on_batch(obs, defend_tables.READY, defend_tables.WAIT, out)
+    public_win_on_batch(obs, READY, WAIT, out)
     return out
 
 
@@ -235,6 +235,21 @@ def _defend_discard(st, o, mk, w, gold, win_on, cost_table, params, dt, action):
 
 
 @njit(cache=True)
+def defend_over(obs, mask, st, win_on, cost_table, params, base, out):
+    """Another agent's decisions ``base`` with the same folding: a discard of ``base`` is replaced
+    by the discard of the highest EV (``_defend_discard``); every other action is kept."""
+    w = np.zeros(WS_SIZE, np.int64)
+    dt = np.zeros((27, 2), np.int64)
+    for i in range(obs.shape[0]):
+        a = base[i]
+        o = obs[i]
+        if 0 <= a < 27 and not o[P_PHASE, PC_CLAIM] and mask[i, a]:
+            gold = decode(o, w)
+            a = _defend_discard(st, o, mask[i], w, gold, win_on[i], cost_table, params, dt, a)
+        out[i] = a
+
+
+@njit(cache=True)
 def defend_kernel(obs, mask, st, wt, win_on, cost_table, params, out):
     """One decision per row: the heuristic's, except discards (``_defend_discard``).
     ``params`` = (risk, margin, slack, gain, pace)."""
@@ -267,11 +282,13 @@ def defend_kernel(obs, mask, st, wt, win_on, cost_table, params, out):
         out[i] = a
 
 
+BASES = ("heuristic", "pretrained")  # base=heuristic is the kernel's own heuristic, move for move
 DEFAULTS = {"risk": 1.0, "margin": 1.0, "slack": 0, "gain": 40.0, "pace": 1.0}  # tuned on seeds 1, 2
 
 
 def parse_defend_options(spec: str, text: str) -> dict:
-    """``risk=X,margin=M,slack=0|1|2,belief=SPEC`` (any subset, any order) -> options; one-line errors."""
+    """``risk=X,margin=M,slack=0|1|2,gain=G,pace=P,base=B,belief=SPEC`` (any subset, any order; belief
+    last) -> options; one-line errors."""
     opts: dict = {}
     if not text:
         return opts
@@ -283,9 +300,14 @@ def parse_defend_options(spec: str, text: str) -> dict:
         opts["belief"] = belief
     for item in [x for x in head.replace(":", ",").split(",") if x]:
         key, eq, val = item.partition("=")
+        if key == "base":
+            if val not in BASES:
+                raise AgentSpecError(f"bad agent spec {spec!r}: base must be one of {', '.join(BASES)}, got {val!r}")
+            opts["base"] = val
+            continue
         if not eq or key not in DEFAULTS:
             raise AgentSpecError(
-                f"bad agent spec {spec!r}: unknown option {item!r} (expected risk=X, margin=M, slack=0|1|2, gain=G, pace=P, belief=SPEC)"
+                f"bad agent spec {spec!r}: unknown option {item!r} (expected risk=X, margin=M, slack=0|1|2, gain=G, pace=P, base=heuristic|pretrained, belief=SPEC)"
             )
         try:
             v = float(val)
@@ -302,8 +324,9 @@ def parse_defend_options(spec: str, text: str) -> dict:
 class DefendAgent(Agent):
     """The heuristic with expected-value folding (module docstring); deterministic."""
 
-    def __init__(self, name: str = "heuristic:defend", belief=None, **options):
+    def __init__(self, name: str = "heuristic:defend", belief=None, base=None, **options):
         self.name = name
+        self._base = base  # an Agent whose decisions are folded over, or None: the heuristic (in the kernel)
         unknown = set(options) - set(DEFAULTS)
         if unknown:
             raise TypeError(f"unknown options {sorted(unknown)}")
@@ -327,17 +350,16 @@ class DefendAgent(Agent):
     def act(self, obs, mask) -> np.ndarray:
         obs, mask = as_batch(obs, mask)
         out = np.empty(obs.shape[0], dtype=np.int64)
-        defend_kernel(
-            obs,
-            mask,
-            self._st,
-            self._wt,
-            self.win_on(obs),
-            defend_tables.COST,
-            self.params,
-            out,
-        )
+        if self._base is not None:
+            base = np.ascontiguousarray(self._base.act(obs, mask), dtype=np.int64)
+            defend_over(obs, mask, self._st, self.win_on(obs), COST, self.params, base, out)
+            return out
+        defend_kernel(obs, mask, self._st, self._wt, self.win_on(obs), COST, self.params, out)
         return out
+
+    def reset(self, seed=None):
+        if self._base is not None:
+            reset_agent(self._base, seed)
 
     def __getstate__(self):  # tables are memory-mapped; the belief model is reloaded from its spec
         d = self.__dict__.copy()

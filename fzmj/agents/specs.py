@@ -71,7 +71,9 @@ def _heuristic_variant(spec: str, arg: str) -> Agent:
     if variant == "defend":
         from .defend import DefendAgent, parse_defend_options
 
-        return DefendAgent(name=spec, **parse_defend_options(spec, rest))
+        opts = parse_defend_options(spec, rest)
+        base = opts.pop("base", "heuristic")
+        return DefendAgent(name=spec, base=None if base == "heuristic" else make_agent(base), **opts)
     if variant == "patient":
         from .heuristic import PATIENT_GOALS, PatientAgent
 
