@@ -40,7 +40,9 @@ Infos:
 
 Options: constructor kwargs ``rules`` (preset, default ``"fuzhou-lianzhong"``),
 ``hands_per_game`` (default 1; more plays a match with dealer rotation and streak, R2),
-``reward_scale`` (1.0), ``oracle``, ``record``, ``render_mode`` (``"ansi"``, ``"human"``).
+``reward_scale`` (1.0), ``oracle``, ``record``, ``render_mode`` (``"ansi"``, ``"human"``),
+``obs_version`` (2, the default: ``(99, 27)`` planes; 3: ``(V3_CHANNELS, 27)`` = the v2 planes, then
+the public history, docs/observation.md; ``metadata["obs_version"]`` names it).
 
 Library options (defaults keep the PettingZoo-classic shape above): ``obs_dtype`` (``"int8"``,
 or ``"float32"`` for torch layers that refuse int8; ``action_mask`` stays int8, the dtype
@@ -72,7 +74,7 @@ from pettingzoo.utils import wrappers
 
 from . import encode
 from .actions import NUM_ACTIONS, action_name
-from .checks import MAX_SEED, check_reward_scale
+from .checks import MAX_SEED, check_obs_version, check_reward_scale
 from .core import state
 from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
 from .core.state import A_PASS
@@ -265,11 +267,25 @@ class raw_env(AECEnv, EzPickle):
         obs_dtype: str = "int8",
         flatten: bool = False,
         info: str = "full",
+        obs_version: int | str = 2,
     ):
         EzPickle.__init__(
-            self, rules, hands_per_game, reward_scale, oracle, record, render_mode, obs_dtype, flatten, info
+            self,
+            rules,
+            hands_per_game,
+            reward_scale,
+            oracle,
+            record,
+            render_mode,
+            obs_dtype,
+            flatten,
+            info,
+            obs_version,
         )
         super().__init__()
+        self.obs_version = check_obs_version(obs_version)  # "v2" / "v3" (docs/observation.md)
+        self._obs_channels = encode.obs_channels(self.obs_version)
+        self.metadata = {**type(self).metadata, "obs_version": self.obs_version}
         self._set_library_options(obs_dtype, flatten, info, record)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -302,7 +318,7 @@ class raw_env(AECEnv, EzPickle):
         if agent == self._obs_agent:
             return self._obs
         seat = self.agent_name_mapping[agent]
-        obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        obs = np.empty((self._obs_channels, encode.NUM_COLUMNS), dtype=np.int8)
         encode.encode_table(self._buf, 0, seat, obs)
         mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         if self._seat < 0:  # the game is over: a valid (pass-only) mask, for libraries that act on it
@@ -349,7 +365,7 @@ class raw_env(AECEnv, EzPickle):
             info.update(_NO_RESULT, points=np.zeros(4, dtype=np.int64))
 
         new_mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        new_obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        new_obs = np.empty((self._obs_channels, encode.NUM_COLUMNS), dtype=np.int8)
         r = encode.step_observe(self._buf, 0, self._wt, a, new_mask, new_obs)
         code = (r >> 3) - 1
         if code < 0:  # the mask allowed it: an engine bug, never a user error
@@ -452,7 +468,7 @@ class raw_env(AECEnv, EzPickle):
         self._skip_agent_selection = None
 
         mask = np.empty(NUM_ACTIONS, dtype=np.int8)
-        obs = np.empty((encode.NUM_CHANNELS, encode.NUM_COLUMNS), dtype=np.int8)
+        obs = np.empty((self._obs_channels, encode.NUM_COLUMNS), dtype=np.int8)
         seat = (encode.step_observe(self._buf, 0, self._wt, -1, mask, obs) & 7) - 1
         self._seat = seat
         game.adopt_decision(seat, mask)
@@ -480,7 +496,7 @@ class raw_env(AECEnv, EzPickle):
 
     def _observation_space(self) -> spaces.Dict:
         shape = (
-            (encode.NUM_CHANNELS * encode.NUM_COLUMNS,) if self._flatten else (encode.NUM_CHANNELS, encode.NUM_COLUMNS)
+            (self._obs_channels * encode.NUM_COLUMNS,) if self._flatten else (self._obs_channels, encode.NUM_COLUMNS)
         )
         return spaces.Dict(
             {

@@ -56,6 +56,18 @@ def check_float(name: str, value, lo: float | None = None, hi: float | None = No
     return v
 
 
+OBS_VERSION_NAMES = ("v2", "v3")  # fzmj_env.encode.OBS_VERSIONS (a test keeps them equal)
+
+
+def check_obs_version(value) -> str:
+    """An observation layout: ``2``, ``3``, ``"v2"`` or ``"v3"``, returned as ``"v2"`` / ``"v3"``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        value = f"v{int(value)}"
+    if value not in OBS_VERSION_NAMES:
+        raise ValueError(f"obs_version must be 2 or 3 (or 'v2', 'v3'), got {value!r}")
+    return value
+
+
 def check_hands_per_game(value) -> int:
     """Hands in a game: 1..MAX_HANDS_PER_GAME (the engine keeps it in int32, scores stay in int32)."""
     return check_int("hands_per_game", value, 1, MAX_HANDS_PER_GAME)

@@ -54,6 +54,7 @@ from .core.state import (
     HEAD,
     HEAVENLY_OK,
     LAST_DRAW,
+    MAX_MELDS,
     MELD_CHI,
     MELD_CONCEALED_KONG,
     MELD_PENG,
@@ -227,6 +228,125 @@ def _planes() -> list[tuple[str, str]]:
 
 PLANES = _planes()
 assert len(PLANES) == NUM_CHANNELS
+
+# ---- v3: the public history (planes NUM_CHANNELS .. V3_CHANNELS-1) -------------------------------
+# v3 = v2's 99 planes unchanged, then, for each relative seat, its discards in order with their
+# turn, its melds one by one (type, tiles, source, when) and when its flowers were laid out; then
+# the match scores and the hand number. docs/observation.md gives the table and the reasons.
+# "Position p" of a seat = how many discards it had made at that moment (its own clock); "time T" =
+# how many discards the whole table had made (the table's clock). A seat block:
+H_DISC_N = 24  # discard order planes per seat (a seat makes at most ~20 discards in a hand)
+H_DISC = 0  # 24 planes: one-hot of the kind of its discard i (i = 0 first)
+H_DISC_CLAIMED = 24  # column i: discard i was claimed by another seat
+H_DISC_AFTER_CLAIM = 25  # column i: discard i came right after its own chi or peng (no draw)
+H_DISC_GOLD = 26  # column i: discard i was a gold (R7: from then on it may only win by self-draw)
+H_DISC_TIME = 27  # 3 planes: column T % 27 of plane T // 27 = the table's discard T was this seat's
+H_TIME_PLANES = 3
+H_MELD = 30  # MAX_MELDS planes: meld j's tiles (chi 3 kinds; peng/kong its kind; another seat's
+#              concealed kong: empty, its kind is hidden)
+H_MELD_TYPE = 35  # column 5j + t: meld j is of type t (0 chi, 1 peng, 2 exposed kong, 3 added kong, 4 concealed kong)
+H_MELD_SOURCE = 36  # column 3j + d - 1: meld j's tile came from the seat d places after the melder (3 = 上家)
+H_MELD_TAKEN = 37  # column 3j + i: chi j took its tile i (0 lowest .. 2 highest) from the discard
+H_MELD_WHEN = 38  # MAX_MELDS planes: column p = meld j was made at the melder's position p; a second
+#                   column (always later) = when a peng became an added kong
+H_FLOWER_WHEN = 43  # 4 planes: column p = flowers laid out at position p >= 1 .. >= 4 (deal: p 0)
+H_SEAT_PLANES = 47
+P_HIST = NUM_CHANNELS  # 99: relative seat r's block starts at P_HIST + r * H_SEAT_PLANES
+P_SCORES = P_HIST + 4 * H_SEAT_PLANES  # 4 planes, relative seat r: match score (see PLANES_V3)
+P_HAND_NO = P_SCORES + 4  # thermometer: hands of the match already played > j
+V3_CHANNELS = P_HAND_NO + 1  # 292
+H_MAX_T = 27 * H_TIME_PLANES - 1  # 80: a later discard is shown at T = 80 (a hand has at most ~64)
+SCORE_BITS = 13  # score planes: columns 0-12 score >= 2**j, 13-25 score <= -(2**j), 26 leads
+OBS_VERSIONS = {"v2": NUM_CHANNELS, "v3": V3_CHANNELS}  # layout name -> planes
+
+
+def obs_channels(version: str) -> int:
+    """Planes of the observation layout ``version`` ("v2" or "v3")."""
+    return OBS_VERSIONS[version]
+
+
+def v2_planes(obs):
+    """The v2 observation inside a v2 or v3 one: ``obs[..., :NUM_CHANNELS, :]`` (a view, no copy;
+    numpy arrays and torch tensors alike). v3 starts with v2's planes unchanged."""
+    return obs[..., :NUM_CHANNELS, :]
+
+
+def _planes_v3() -> list[tuple[str, str]]:
+    p = list(PLANES)
+    for r in range(4):
+        pre = f"r{r}_"
+        who = f"relative seat {r} ({_REL[r]})"
+        for i in range(H_DISC_N):
+            p.append((f"{pre}disc{i}", f"v3: {who}: one-hot of the kind of its discard number {i} (0 = first)"))
+        p.append((f"{pre}disc_claimed_at", f"v3: {who}: column i = its discard i was claimed by another seat"))
+        p.append(
+            (
+                f"{pre}disc_after_claim_at",
+                f"v3: {who}: column i = its discard i came right after its own chi or peng (no draw in between)",
+            )
+        )
+        p.append((f"{pre}disc_gold_at", f"v3: {who}: column i = its discard i was a gold"))
+        for i in range(H_TIME_PLANES):
+            p.append(
+                (
+                    f"{pre}disc_time{i}",
+                    f"v3: {who}: column c = the table's discard number {27 * i} + c (table time T, 0 = first) was "
+                    f"its{' (T >= 80: column 26)' if i == H_TIME_PLANES - 1 else ''}",
+                )
+            )
+        for j in range(MAX_MELDS):
+            p.append(
+                (
+                    f"{pre}meld{j}",
+                    f"v3: {who}: kinds of the tiles of its meld number {j} (chi: 3 kinds; peng, kong: its kind; "
+                    "another seat's concealed kong: empty)",
+                )
+            )
+        p.append(
+            (
+                f"{pre}meld_type",
+                f"v3: {who}: column 5j + t = its meld j is of type t (0 chi, 1 peng, 2 exposed kong, "
+                "3 added kong, 4 concealed kong)",
+            )
+        )
+        p.append(
+            (
+                f"{pre}meld_source",
+                f"v3: {who}: column 3j + d - 1 = the claimed tile of its meld j came from the seat d places after it "
+                "(1 下家, 2 opposite, 3 上家)",
+            )
+        )
+        p.append((f"{pre}meld_taken", f"v3: {who}: column 3j + i = its chi j took tile i (0 lowest .. 2 highest)"))
+        for j in range(MAX_MELDS):
+            p.append(
+                (
+                    f"{pre}meld{j}_when",
+                    f"v3: {who}: column p = its meld {j} was made when it had made p discards; for an added kong "
+                    "a second, later column = when the peng became a kong",
+                )
+            )
+        for i in range(4):
+            p.append(
+                (
+                    f"{pre}flowers_when_ge{i + 1}",
+                    f"v3: {who}: column p = flowers it laid out when it had made p discards >= {i + 1} (p 0: the deal "
+                    "and its first turn; p >= 26: column 26)",
+                )
+            )
+    for r in range(4):
+        p.append(
+            (
+                f"r{r}_score",
+                f"v3: relative seat {r} ({_REL[r]}): its match score (the hands already finished): columns j = 0-12: >= 2^j; "
+                "13 + j: <= -(2^j); 26: it has the highest score (ties included)",
+            )
+        )
+    p.append(("hand_no", "v3: thermometer: hands of the match already played (the hand number) > j"))
+    return p
+
+
+PLANES_V3 = _planes_v3()
+assert len(PLANES_V3) == V3_CHANNELS
 
 # ---- oracle layout ---------------------------------------------------------------------------------
 O_HANDS = 0  # 12 planes: relative seats 1..3, concealed count >= 1..4
@@ -489,13 +609,91 @@ def encode_v1(tb, seat, out):
     _preset_planes(tb, seat, out)
 
 
+@njit(cache=True, inline="always")
+def _history_seat(tb, s, me, gold, out, b):
+    """The v3 block of seat ``s`` (relative to ``me``) at plane ``b`` (every byte written)."""
+    _clear_rows(out, b, H_SEAT_PLANES)
+    disc = tb.disc[s]
+    claimed = tb.disc_claimed[s]
+    times = tb.disc_t[s]
+    for i in range(tb.n_disc[s]):
+        k = disc[i]
+        if i < H_DISC_N:
+            out[b + H_DISC + i, k] = 1
+        if i < 27:
+            out[b + H_DISC_CLAIMED, i] = claimed[i]
+            out[b + H_DISC_AFTER_CLAIM, i] = times[i] >> 7
+            out[b + H_DISC_GOLD, i] = k == gold
+        t = min(times[i] & 127, H_MAX_T)
+        out[b + H_DISC_TIME + t // 27, t % 27] = 1
+    for j in range(tb.n_melds[s]):
+        mt = tb.meld[s, j, 0]
+        k = tb.meld[s, j, 1]
+        out[b + H_MELD_TYPE, 5 * j + mt - 1] = 1
+        if mt == MELD_CHI:
+            row = out[b + H_MELD + j]
+            row[k] = 1
+            row[k + 1] = 1
+            row[k + 2] = 1
+            out[b + H_MELD_TAKEN, 3 * j + tb.meld[s, j, 2] - k] = 1
+        elif mt != MELD_CONCEALED_KONG or s == me:  # another seat's concealed kong kind is hidden (R12)
+            out[b + H_MELD + j, k] = 1
+        src = tb.meld[s, j, 3]
+        if src >= 0:
+            out[b + H_MELD_SOURCE, 3 * j + (src - s + 3) % 4] = 1
+        out[b + H_MELD_WHEN + j, min(tb.meld_at[s, j, 0], 26)] = 1
+        if tb.meld_at[s, j, 1] >= 0:
+            out[b + H_MELD_WHEN + j, min(tb.meld_at[s, j, 1], 26)] = 1
+    fa = tb.flower_at[s]
+    for p in range(27):
+        c = fa[p]
+        if c > 0:
+            for i in range(4):
+                out[b + H_FLOWER_WHEN + i, p] = c > i
+
+
+@njit(cache=True)
+def encode_history(tb, seat, out):
+    """The v3 planes ``NUM_CHANNELS .. V3_CHANNELS-1`` of ``seat`` into ``out[>= V3_CHANNELS, 27]``
+    (planes 0..98 untouched: ``encode_v1`` writes them)."""
+    m = tb.m
+    gold = m[GOLD]
+    for r in range(4):
+        _history_seat(tb, (seat + r) % 4, seat, gold, out, P_HIST + r * H_SEAT_PLANES)
+    best = max(max(tb.scores[0], tb.scores[1]), max(tb.scores[2], tb.scores[3]))
+    for r in range(4):
+        v = tb.scores[(seat + r) % 4]
+        row = out[P_SCORES + r]
+        for j in range(SCORE_BITS):
+            row[j] = v >= (1 << j)
+            row[SCORE_BITS + j] = v <= -(1 << j)
+        row[26] = v == best
+    _thermometer(out[P_HAND_NO], m[HAND_NO], 1, 0)
+
+
+@njit(cache=True)
+def encode_any(tb, seat, out):
+    """The layout ``out`` has room for: v2 (``NUM_CHANNELS`` planes) or v3 (``V3_CHANNELS``)."""
+    encode_v1(tb, seat, out)
+    if out.shape[0] >= V3_CHANNELS:
+        encode_history(tb, seat, out)
+
+
+@njit(cache=True)
+def encode_v3(tb, seat, out):
+    """Observation v3 of ``seat`` into ``out[V3_CHANNELS, 27]``: the v2 planes, then the history."""
+    encode_v1(tb, seat, out)
+    encode_history(tb, seat, out)
+
+
 encode = encode_v1  # the current encoder under its version-free name
 
 
 @njit(cache=True)
 def encode_table(buf, t, seat, out):
-    """Observation of ``seat`` at table ``t`` of ``buf`` (B table records) into ``out[C, 27]``."""
-    encode_v1(buf[t], seat, out)
+    """Observation of ``seat`` at table ``t`` of ``buf`` (B table records) into ``out[C, 27]``
+    (C = NUM_CHANNELS: v2; C = V3_CHANNELS: v3)."""
+    encode_any(buf[t], seat, out)
 
 
 @njit(cache=True)
@@ -505,7 +703,7 @@ def encode_batch(buf, seats, out):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            encode_v1(buf[t], seats[t], out[t])
+            encode_any(buf[t], seats[t], out[t])
 
 
 @njit(cache=True)
@@ -620,5 +818,5 @@ def step_observe(buf, t, wt, action, mask, obs):
     legal_mask(tb, wt, mask)
     s = acting_seat(tb)
     if s >= 0:
-        encode_v1(tb, s, obs)
+        encode_any(tb, s, obs)
     return (code + 1) * 8 + (s + 1)

@@ -14,7 +14,7 @@ from .actions import NUM_ACTIONS, action_name
 from .checks import check_hands_per_game, check_streak
 from .core import engine, state
 from .core.hand import get_win_table
-from .resample import check_seat_seed, resample_buffer
+from .resample import belief_log_weights, check_belief_factors, check_seat_seed, resample_buffer, sir_pick
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import split_seed
 from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
@@ -208,14 +208,27 @@ class Game:
         self._refresh()
         return code
 
-    def resample(self, seat: int, seed: int) -> Game:
+    def resample(self, seat: int, seed: int, belief=None, candidates: int = 32) -> Game:
         """A new, independent game at this decision point, seen from ``seat`` (the seat to act):
         its public information and ``seat``'s private information are this game's, the hidden
         information (other hands, their concealed kong kinds, the order of the wall and the
         reserve) is drawn uniformly among what ``seat`` could not tell apart, from ``seed``
         and what ``seat`` sees only (``fzmj_env/resample.py``, docs/engine.md). The world's
-        ``decisions`` and ``hand_starts`` start empty (they would tell hidden things)."""
+        ``decisions`` and ``hand_starts`` start empty (they would tell hidden things).
+
+        ``belief``: per relative seat, kind and count weights ``(3, 27, 5)`` (``fzmj_env/resample.py``,
+        "worlds weighted by a belief"): ``candidates`` uniform worlds are drawn and one is picked
+        with probability proportional to its importance weight (sampling-importance-resampling:
+        approximate, exact as ``candidates`` grows). Deterministic for ``seed``."""
         seat, seed = check_seat_seed(seat, seed)
+        if belief is not None:
+            factors = check_belief_factors(belief)
+            if (
+                isinstance(candidates, bool)
+                or not isinstance(candidates, (int, np.integer))
+                or not 1 <= candidates <= 4096
+            ):
+                raise ValueError(f"candidates must be an integer in 1..4096, got {candidates!r}")
         if self.done:
             raise ValueError("the game is over: there is no decision point to resample")
         if seat != self._seat:
@@ -223,7 +236,14 @@ class Game:
                 f"seat {seat} is not the seat to act (seat {self._seat} is): worlds are drawn at its own decisions"
             )
         world = Game(self.rules, self.hands_per_game)
-        resample_buffer(self.buf, 0, seat, np.array([seed], np.uint64), world.buf, np.array([0]), self.win_table)
+        if belief is None:
+            resample_buffer(self.buf, 0, seat, np.array([seed], np.uint64), world.buf, np.array([0]), self.win_table)
+        else:
+            seeds = np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32]).generate_state(int(candidates), np.uint64)
+            pool = state.new_state(int(candidates))
+            tables = np.arange(int(candidates))
+            resample_buffer(self.buf, 0, seat, seeds, pool, tables, self.win_table)
+            world.buf[0] = pool[sir_pick(belief_log_weights(pool, tables, seat, factors), seed)]
         world.seed = None  # the world's later hands follow a seed derived from ``seed``
         world.results = list(self.results)
         world._refresh()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from numba import njit
 
 from .core import engine
-from .encode import encode_v1, oracle_v1
+from .encode import encode_any, oracle_v1
 
 
 @njit(cache=True)
@@ -21,7 +21,7 @@ def observe_one(tb, wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pen
             oracle_out[t, :, :] = 0
         pending_out[t] = 0.0
         return
-    encode_v1(tb, s, obs[t])
+    encode_any(tb, s, obs[t])  # v2 or v3, by the planes obs has
     if oracle:
         oracle_v1(tb, s, oracle_out[t])
     pending_out[t] = pending[t, s]

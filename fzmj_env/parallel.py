@@ -65,6 +65,8 @@ class FzmjParallelEnv(ParallelEnv, EzPickle):
         self.illegal_action = illegal_action
         self.illegal_reward = check_float("illegal_reward", illegal_reward)
         self.aec = raw_env(**kwargs)  # validates the rest
+        self.obs_version = self.aec.obs_version
+        self.metadata = {**type(self).metadata, "obs_version": self.obs_version}
         self.render_mode = self.aec.render_mode
         self.possible_agents = AGENTS[:]
         self.agents = []

@@ -25,6 +25,8 @@ Uniform means uniform over the placements of the physical unseen tiles into the 
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 from numba import njit
 
@@ -347,3 +349,77 @@ def observe_tables(tables, buf, wt, mask, obs, seat_out, oracle, oracle_out, pen
         for s in range(4):
             pending[t, s] = 0.0
         observe_one(buf[t], wt, t, mask, obs, seat_out, oracle, oracle_out, pending, pending_out)
+
+
+# ---- worlds weighted by a belief ------------------------------------------------------------------
+# A belief over the other seats' hands reweights the uniform worlds above: the target is
+#     P(world) ∝ P_uniform(world) · prod_{r, k} factors[r, k, count of kind k in relative seat r+1's hand]
+# with ``factors`` (3, 27, 5) non-negative (relative seats 1, 2, 3 of the drawing seat; counts 0..4).
+# The uniform worlds are an exact proposal, so a world's importance weight is that product exactly;
+# ``prior_count_dist`` gives the uniform worlds' own marginals, so ``factors = belief / prior`` makes
+# the target's per-kind marginals those of the belief (up to their dependence, which it keeps).
+# Sampling is therefore importance sampling: weights, or sampling-importance-resampling among
+# candidates (``Game.resample(..., belief=...)``), never an exact draw from the belief.
+BELIEF_SHAPE = (3, 27, 5)
+
+
+def check_belief_factors(factors) -> np.ndarray:
+    """``factors`` as float64 ``(3, 27, 5)``, finite and non-negative (one-line ValueError)."""
+    f = np.asarray(factors, dtype=np.float64)
+    if f.shape != BELIEF_SHAPE:
+        raise ValueError(f"belief must have shape {BELIEF_SHAPE} (relative seat, kind, count), got {f.shape}")
+    if not np.isfinite(f).all() or (f < 0).any():
+        raise ValueError("belief weights must be finite and non-negative")
+    return f
+
+
+@njit(cache=True)
+def world_log_weights(buf, tables, seat, log_factors, out):
+    """``out[i]`` = sum over relative seats r and kinds k of ``log_factors[r, k, hand count]`` of
+    the world in ``buf[tables[i]]`` (drawn for ``seat``)."""
+    for i in range(tables.shape[0]):
+        tb = buf[tables[i]]
+        acc = 0.0
+        for r in range(3):
+            s = (seat + 1 + r) % 4
+            for k in range(27):
+                acc += log_factors[r, k, min(tb.hand[s, k], 4)]
+        out[i] = acc
+
+
+def belief_log_weights(buf: np.ndarray, tables, seat: int, factors) -> np.ndarray:
+    """Log importance weights (unnormalised) of the worlds at ``tables`` of ``buf`` under
+    ``factors`` (see above); -inf where a factor is 0."""
+    f = check_belief_factors(factors)
+    tables = np.asarray(tables, dtype=np.int64)
+    out = np.zeros(len(tables), np.float64)
+    with np.errstate(divide="ignore"):
+        world_log_weights(buf, tables, int(seat), np.log(f), out)
+    return out
+
+
+def prior_count_dist(buf: np.ndarray, t: int, seat: int) -> np.ndarray:
+    """``(3, 27, 5)``: P(count of kind k in relative seat r+1's hand = c) over the uniform worlds
+    of ``seat``'s view of table ``t`` (hypergeometric: the hands take a uniform subset of the
+    unseen suit tiles; other seats' concealed kongs, which take four unseen copies of a kind
+    first, are ignored here, so this is the uniform marginal up to them)."""
+    tb = buf[t]
+    unseen = np.zeros(42, np.int64)
+    if unseen_counts(tb, seat, unseen) < 0:
+        raise ValueError(f"cannot draw a world for seat {seat}: {ERRORS[ERR_INCONSISTENT]}")
+    U = int(unseen[:27].sum())
+    out = np.zeros(BELIEF_SHAPE)
+    for r in range(3):
+        n = int(tb["hand"][(seat + 1 + r) % 4].sum())
+        for k in range(27):
+            u = int(unseen[k])
+            for c in range(min(u, n, 4) + 1):
+                out[r, k, c] = comb(u, c) * comb(U - u, n - c) / comb(U, n) if U >= n else float(c == 0)
+    return out
+
+
+def sir_pick(log_w: np.ndarray, seed: int) -> int:
+    """Index drawn with probability proportional to ``exp(log_w)`` from ``seed`` (deterministic)."""
+    w = np.exp(log_w - np.max(log_w)) if np.isfinite(log_w).any() else np.ones(len(log_w))
+    u = np.random.default_rng(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, 0xB11EF])).random()
+    return int(min(np.searchsorted(np.cumsum(w) / w.sum(), u, side="right"), len(w) - 1))

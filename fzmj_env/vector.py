@@ -21,13 +21,21 @@ import numpy as np
 from numba import njit, prange
 
 from .actions import NUM_ACTIONS, action_name
-from .checks import MAX_TABLES, check_bool, check_hands_per_game, check_int, check_memory, check_reward_scale
+from .checks import (
+    MAX_TABLES,
+    check_bool,
+    check_hands_per_game,
+    check_int,
+    check_memory,
+    check_obs_version,
+    check_reward_scale,
+)
 from .core import engine, state
 from .core.hand import get_win_table
 from .core.intrinsics import borrow, prefetch
-from .encode import NUM_CHANNELS, ORACLE_CHANNELS
+from .encode import ORACLE_CHANNELS, obs_channels
 from .observe import observe_one
-from .resample import observe_tables, resample_buffer
+from .resample import belief_log_weights, check_belief_factors, observe_tables, resample_buffer
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import game_seed, split_seed
 
@@ -360,7 +368,10 @@ def _reset_list(tables, seeds, buf, wt, games, hpg, mask, obs, seat_out, oracle,
 
 
 class VectorEnv:
-    """B Fuzhou tables stepped together (same engine and v2 encoder as the AEC env).
+    """B Fuzhou tables stepped together (same engine and encoder as the AEC env).
+
+    ``obs_version``: 2 (default, ``(99, 27)`` planes) or 3 (``(V3_CHANNELS, 27)`` = v2's planes then
+    the public history, docs/observation.md).
 
     >>> env = VectorEnv(1024, seed=0)
     >>> obs, mask, seat = env.reset()
@@ -377,8 +388,11 @@ class VectorEnv:
         reward_scale: float = 1.0,
         num_threads: int = 1,
         auto_reset: bool = True,
+        obs_version: int | str = 2,
     ):
         num_tables = check_int("num_tables", num_tables, 1, MAX_TABLES)
+        self.obs_version = check_obs_version(obs_version)  # "v2" / "v3" (docs/observation.md)
+        channels = obs_channels(self.obs_version)
         hands_per_game = check_hands_per_game(hands_per_game)  # int32 in the state
         reward_scale = check_reward_scale(reward_scale)
         num_threads = check_int("num_threads", num_threads, 1)
@@ -399,10 +413,10 @@ class VectorEnv:
         self.num_threads = int(num_threads)
         self.auto_reset = bool(auto_reset)
         self.num_actions = NUM_ACTIONS
-        self.obs_shape = (NUM_CHANNELS, 27)
+        self.obs_shape = (channels, 27)
         self._wt = get_win_table()
         per_table = (
-            state.STATE_DTYPE.itemsize + (NUM_CHANNELS + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
+            state.STATE_DTYPE.itemsize + (channels + (ORACLE_CHANNELS if oracle else 0)) * 27 + NUM_ACTIONS + 128
         )
         check_memory(f"num_tables={B}", B * per_table)  # before numpy's lazy zeros meet the OOM killer
         try:
@@ -418,7 +432,7 @@ class VectorEnv:
         for t in range(B):
             engine.set_rules(self.buf, t, self.rules.params)
         self._games = np.zeros(B, dtype=np.int64)
-        self._obs = np.zeros((B, NUM_CHANNELS, 27), dtype=np.int8)
+        self._obs = np.zeros((B, *self.obs_shape), dtype=np.int8)
         self._oracle = np.zeros((B if oracle else 1, ORACLE_CHANNELS, 27), dtype=np.int8)
         self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
         self._seat = np.zeros(B, dtype=np.int64)
@@ -429,6 +443,7 @@ class VectorEnv:
         self._done = np.zeros(B, dtype=np.bool_)
         self._hand_over = np.zeros(B, dtype=np.bool_)
         self._results = np.zeros((B, RESULT_WIDTH), dtype=np.int32)
+        self.world_log_weights = np.zeros(0)  # of the last load_worlds (with a belief)
         self._ready = False
 
     # ------------------------------------------------------------------------------------------
@@ -521,15 +536,24 @@ class VectorEnv:
         return self._obs, self._mask, self._seat
 
     def load_worlds(
-        self, tables, src: np.ndarray, t: int, seat: int, seeds
+        self, tables, src: np.ndarray, t: int, seat: int, seeds, belief=None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Load, into each of ``tables``, the world of ``seeds[i]`` drawn from ``seat``'s view of
         table ``t`` of the state buffer ``src`` (``Game.buf``, ``VectorEnv.buf``; same preset):
         one Numba call for all of them (``fzmj_env/resample.py``, docs/engine.md). The tables
         then play on like any other (``step_tables``; ``auto_reset=False`` keeps a finished
-        world as it is). Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
+        world as it is). Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers).
+
+        ``belief``: per relative seat, kind and count weights ``(3, 27, 5)``: the worlds are
+        still drawn uniformly (an exact proposal) and ``self.world_log_weights`` gets each one's
+        log importance weight under the belief, in the order of ``tables`` (``fzmj_env/resample.py``,
+        "worlds weighted by a belief"); without it, zeros."""
         tables = self._tables_arg(tables, "load_worlds")
+        factors = None if belief is None else check_belief_factors(belief)
         resample_buffer(src, t, seat, seeds, self.buf, tables, self._wt)
+        self.world_log_weights = (
+            np.zeros(len(tables)) if factors is None else belief_log_weights(self.buf, tables, seat, factors)
+        )
         tables = tables.astype(np.int64)
         observe_tables(
             tables, self.buf, self._wt, self._mask, self._obs, self._seat,

@@ -16,6 +16,11 @@ Spec grammar (``make_agent``, ``fzmj-eval --agents``)::
 * ``late=D`` (999) search only when at most D tiles are drawable (the late hand);
 * ``belief=F`` (0: off) belief filter: draw F x M worlds and keep the M that best explain the
   other seats' last discards under the blueprint (after SPARTA's belief weighting);
+* ``sir=F`` (0: off) worlds from the learned belief (``fzmj/agents/belief.py``, ``docs/belief.md``):
+  draw F x M uniform worlds and keep M of them drawn with probability proportional to their
+  importance weight under the belief (sampling-importance-resampling; ``fzmj_env/resample.py``);
+* ``model=NAME`` (``belief``) the belief model of ``sir``: ``belief`` (shipped) or a checkpoint
+  path without a colon;
 * ``wins=0|1`` (0) whether a win the blueprint declares may be searched (and declined): off by
   default, since uniform worlds overrate waiting (measured in docs/baselines.md);
 * ``seed=S`` (0) the stream of the worlds (reseeded by ``reset(seed)``).
@@ -90,7 +95,18 @@ from .heuristic import HeuristicAgent
 
 __all__ = ["SearchAgent", "parse_search_spec", "state_from_obs"]
 
-DEFAULTS = {"worlds": 64, "top": 3, "z": 2.0, "where": "all", "late": 999, "belief": 0, "wins": 0, "seed": 0}
+DEFAULTS = {
+    "worlds": 64,
+    "top": 3,
+    "z": 2.0,
+    "where": "all",
+    "late": 999,
+    "belief": 0,
+    "sir": 0,
+    "model": "belief",
+    "wins": 0,
+    "seed": 0,
+}
 _OPT_OF = {
     state.A_HU: state.OPT_HU,
     state.A_PENG: state.OPT_PENG,
@@ -343,6 +359,9 @@ def check_search_opts(opts: dict, prefix: str = "") -> dict:
         (opts["where"] in ("all", "claims", "turns"), "where must be all, claims or turns"),
         (opts["late"] >= 0, "late must be >= 0"),
         (0 <= opts["belief"] <= 64, "belief must be 0..64"),
+        (0 <= opts["sir"] <= 64, "sir must be 0..64"),
+        (not (opts["belief"] > 1 and opts["sir"] > 1), "belief and sir are two world filters: use one"),
+        (isinstance(opts["model"], str) and opts["model"] != "", "model must name a belief model"),
         (opts["wins"] in (0, 1), "wins must be 0 or 1"),
         (0 <= opts["seed"] < 2**64, "seed must be in 0..2**64-1"),
     )
@@ -376,6 +395,12 @@ class SearchAgent(Agent):
         self._wt = get_win_table()
         self._st = get_shanten_table()
         self._envs: dict = {}
+        self.belief_model = None
+        if self.opts["sir"] > 1:  # loaded (and checked) before anything plays
+            from .belief import load_belief
+
+            m = self.opts["model"]
+            self.belief_model = load_belief(m if m == "belief" or m.startswith("belief:") else f"belief:{m}")
         self.reset(self.opts["seed"])
 
     def __getstate__(self):  # memory-mapped tables and the rollout envs are rebuilt, not pickled
@@ -457,9 +482,11 @@ class SearchAgent(Agent):
             return base
         M, K = self.opts["worlds"], len(cands)
         self._n += 1
-        seeds = engine_seeds(self._seed, self._n, M * max(1, self.opts["belief"]))
+        seeds = engine_seeds(self._seed, self._n, M * max(1, self.opts["belief"], self.opts["sir"]))
         if self.opts["belief"] > 1:
             seeds = self._filter(o, buf, seeds, M)
+        elif self.opts["sir"] > 1:
+            seeds = self._sir(o, buf, seeds, M)
         pts = rollout(self._env(_preset_of(o), K * M), self.blueprint, buf, cands, seeds)
         diff = pts[1:] - pts[0]  # (K-1, M) paired gains over the blueprint's choice
         mean = diff.mean(1)
@@ -475,6 +502,17 @@ class SearchAgent(Agent):
         self.stats["search_s"] += time.perf_counter() - t0
         return choice
 
+    def _sir(self, o, buf, seeds, M) -> np.ndarray:
+        """M of ``seeds`` drawn with replacement, each with probability proportional to its
+        world's importance weight under the belief model (``sir`` option)."""
+        env = self._env(_preset_of(o), len(seeds))
+        tables = np.arange(len(seeds))
+        env.load_worlds(tables, buf, 0, 0, seeds, belief=belief_factors(self.belief_model, o, buf))
+        lw = env.world_log_weights
+        w = np.exp(lw - lw.max()) if np.isfinite(lw).any() else np.ones(len(lw))
+        rng = np.random.default_rng(np.random.SeedSequence([self._seed & 0xFFFFFFFF, self._seed >> 32, self._n, 7]))
+        return seeds[rng.choice(len(seeds), size=M, p=w / w.sum())]
+
     def _filter(self, o, buf, seeds, M) -> np.ndarray:
         """The M of ``seeds`` whose worlds best explain the other seats' last discards under the
         blueprint (belief filter, after SPARTA): a world scores one point per other seat whose
@@ -485,6 +523,17 @@ class SearchAgent(Agent):
         score = explained_discards(env.buf, len(seeds), self.blueprint, self._wt)
         keep = np.argsort(-score, kind="stable")[:M]
         return seeds[keep]
+
+
+def belief_factors(model, o, buf) -> np.ndarray:
+    """``(3, 27, 5)`` weights that make the uniform worlds of seat 0 of ``buf`` follow the belief
+    ``model``'s per-kind marginals for observation ``o`` (belief / uniform prior; floored so a
+    confident zero never rules a world out)."""
+    from fzmj_env.resample import prior_count_dist
+
+    dist = model.predict(o[None])["concealed_dist"][0].astype(np.float64)
+    prior = prior_count_dist(buf, 0, 0)
+    return np.where(prior > 0, np.maximum(dist, 1e-3) / np.maximum(prior, 1e-12), 1.0)
 
 
 def explained_discards(buf, n, blueprint, wt) -> np.ndarray:

@@ -15,9 +15,9 @@ from fzmj_env.checks import MAX_SEED
 from .base import Agent, AgentSpecError, call_reset
 
 SPEC_HELP = (
-    "random, random:SEED, heuristic, heuristic:defend[:risk=X,margin=M,slack=N,belief=SPEC], "
+    "random, random:SEED, heuristic, heuristic:defend[:risk=X,margin=M,slack=N,gain=G,pace=P,base=B,belief=SPEC], "
     "heuristic:patient[:goal=jinque|selfdraw|golds], pretrained, ppo:PATH, python:module:Class, "
-    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,wins=0|1,seed=S] or "
+    "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,sir=F,model=NAME,wins=0|1,seed=S] or "
     "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
 )
 

@@ -188,6 +188,7 @@ def lay_flower(tb, seat, kind):
     """Lay out a flower for ``seat`` (R4); a newly completed set raises the reserve (R6)."""
     before = flower_sets_of(tb, seat)
     tb.flowers[seat, kind - 27] += 1
+    tb.flower_at[seat, min(tb.n_disc[seat], 26)] += 1
     tb.m[FLOWER_SETS] += flower_sets_of(tb, seat) - before
 
 
@@ -223,6 +224,9 @@ def clear_hand_state(tb):
     tb.disc[:, :] = 0
     tb.disc_claimed[:, :] = 0
     tb.n_disc[:] = 0
+    tb.disc_t[:, :] = 0
+    tb.meld_at[:, :, :] = 0
+    tb.flower_at[:, :] = 0
     tb.disc_counts[:, :] = 0
     tb.claimed_kinds[:, :] = 0
     tb.meld_counts[:, :] = 0
@@ -478,6 +482,8 @@ def add_meld(tb, seat, mtype, kind, taken, source):
     tb.meld[seat, j, 1] = kind
     tb.meld[seat, j, 2] = taken
     tb.meld[seat, j, 3] = source
+    tb.meld_at[seat, j, 0] = tb.n_disc[seat]
+    tb.meld_at[seat, j, 1] = -1
     tb.n_melds[seat] = j + 1
 
 
@@ -724,6 +730,8 @@ def discard(tb, wt, seat, kind):
         raise RuntimeError("discard log overflow")
     tb.disc[seat, i] = kind
     tb.disc_claimed[seat, i] = 0
+    table_t = tb.n_disc[0] + tb.n_disc[1] + tb.n_disc[2] + tb.n_disc[3]
+    tb.disc_t[seat, i] = min(table_t, 127) | (128 if m[PHASE] == PH_DISCARD else 0)
     tb.n_disc[seat] = i + 1
     add_kind_count(tb.disc_counts[seat], kind, 1)
     update_waits(tb, wt, seat)
@@ -753,6 +761,7 @@ def self_kong(tb, wt, seat, kind):
         for j in range(tb.n_melds[seat]):
             if tb.meld[seat, j, 0] == MELD_PENG and tb.meld[seat, j, 1] == kind:
                 tb.meld[seat, j, 0] = MELD_ADDED_KONG
+                tb.meld_at[seat, j, 1] = tb.n_disc[seat]
         add_kind_count(tb.meld_counts[seat], kind, 1)
         tb.hand[seat, kind] -= 1
         m[EXP_KONGS] += 1

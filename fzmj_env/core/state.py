@@ -115,6 +115,15 @@ _FIELDS = [
     # cumulative over the game (match); 64 bits: a hand's points fit int32 by the rules files' bounds,
     # but 10,000 of the largest ones would not (docs/presets.md, "Limits on a rules file")
     ("scores", np.int64, (4,)),
+    # Public history for observation v3 (docs/observation.md); appended last so the fields above keep
+    # their offsets. "Position p" of a seat = how many discards it had made at that moment.
+    # disc_t: the table's discard count before this discard (0..127: a hand has at most ~64 discards,
+    # 43 wall draws + the dealer's 17th tile + one per chi/peng) in bits 0-6; bit 7 set when the
+    # discard came right after the seat's own chi or peng (no draw in between).
+    ("disc_t", np.uint8, (4, MAX_DISCARDS)),
+    ("meld_at", np.int8, (4, MAX_MELDS, 2)),  # position p when the meld was made; when a peng became an
+    #                                          added kong (-1 otherwise)
+    ("flower_at", np.int8, (4, 27)),  # flowers the seat laid out at position p (p capped at 26; deal: p 0)
 ]
 
 STATE_DTYPE = np.dtype([(name, dtype, shape) for name, dtype, shape in _FIELDS])

@@ -1,0 +1,94 @@
+"""The belief network (torch): one seat's observation in, the other seats' hidden hands out.
+
+An MLP over the flattened binary planes (the same input as the policies': ``(C, 27)`` int8),
+(its first layer the policies' sparse ``BinaryLinear``) with three heads, all for the three other seats in relative order (0 = 下家 next, 1 = opposite,
+2 = 上家 previous):
+
+* ``concealed``: logits of the count 0..4 of each kind in the seat's concealed hand ``(N, 3, 27, 5)``;
+* ``ready``: the logit that the seat is ready (听) ``(N, 3)``;
+* ``win_on``: the logit that the seat may win on a discard of each kind now ``(N, 3, 27)``.
+
+``fzmj/agents/belief.py`` loads it (and checks a checkpoint first); ``fzmj/train/belief.py`` trains it.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .policy import BinaryLinear
+
+MAX_COUNT = 4  # copies of a suit kind
+SPEC_KEYS = {"num_channels", "hidden"}
+
+
+def check_spec(spec) -> dict:
+    """``spec`` if it names a network this module builds, else ``ValueError`` (one line)."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"belief_spec must be a dict, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"belief_spec has unknown keys {unknown} (keys: {sorted(SPEC_KEYS)})")
+    missing = sorted(SPEC_KEYS - set(spec))
+    if missing:
+        raise ValueError(f"belief_spec lacks {missing}")
+    c = spec["num_channels"]
+    if not isinstance(c, int) or isinstance(c, bool) or not 1 <= c <= 4096:
+        raise ValueError(f"belief_spec num_channels must be an integer in 1..4096, got {c!r}")
+    h = spec["hidden"]
+    if (
+        not isinstance(h, (list, tuple))
+        or not 1 <= len(h) <= 8
+        or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 8192 for x in h)
+    ):
+        raise ValueError(f"belief_spec hidden must be a list of 1..8 layer sizes in 1..8192, got {h!r}")
+    return spec
+
+
+class BeliefNet(nn.Module):
+    """MLP trunk + three heads (see the module docstring)."""
+
+    def __init__(self, num_channels: int, hidden=(256, 256)):
+        super().__init__()
+        self.spec = check_spec({"num_channels": int(num_channels), "hidden": [int(x) for x in hidden]})
+        hidden = self.spec["hidden"]
+        # the planes are 0/1 and sparse: the first layer sums the weight rows of the ones (on CPU)
+        self.first = BinaryLinear(num_channels * 27, hidden[0])
+        layers: list[nn.Module] = [nn.ReLU()]
+        for a, b in zip(hidden, hidden[1:], strict=False):
+            layers += [nn.Linear(a, b), nn.ReLU()]
+        width = hidden[-1]
+        self.trunk = nn.Sequential(*layers)
+        self.concealed = nn.Linear(width, 3 * 27 * (MAX_COUNT + 1))
+        self.ready = nn.Linear(width, 3)
+        self.win_on = nn.Linear(width, 3 * 27)
+
+    def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``obs``: ``(N, C, 27)`` (any dtype; int8 planes are made float here). Logits."""
+        x = self.trunk(self.first(obs.reshape(obs.shape[0], -1)))
+        n = x.shape[0]
+        return {
+            "concealed": self.concealed(x).reshape(n, 3, 27, MAX_COUNT + 1),
+            "ready": self.ready(x),
+            "win_on": self.win_on(x).reshape(n, 3, 27),
+        }
+
+    @torch.no_grad()
+    def probabilities(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The predictions of ``fzmj.agents.belief.BeliefModel.predict`` as tensors."""
+        out = self(obs)
+        dist = torch.softmax(out["concealed"], dim=-1)
+        counts = torch.arange(MAX_COUNT + 1, dtype=dist.dtype)
+        win = torch.sigmoid(out["win_on"])
+        return {
+            "concealed": (dist * counts).sum(-1),
+            "concealed_dist": dist,
+            "ready": torch.sigmoid(out["ready"]),
+            "win_on": win,
+            "danger": 1.0 - torch.prod(1.0 - win, dim=1),
+        }
+
+
+def build_belief_net(spec: dict) -> BeliefNet:
+    spec = check_spec(spec)
+    return BeliefNet(spec["num_channels"], spec["hidden"])

@@ -1,0 +1,424 @@
+"""``fzmj-belief``: train the belief model by supervision on self-play (``docs/belief.md``).
+
+    fzmj-belief --run-name b1 --train-decisions 200000 --val-decisions 50000 --epochs 4
+    fzmj-belief --resume runs/b1/checkpoints/last.pt        # continues at the next epoch
+
+The data: decisions of self-play by four agent specs (``--agents``, default four heuristics),
+each with the hidden truth read from the engine's state (``fzmj/train/belief_data.py``); a
+held-out set from another seed stream. Both are generated once and kept in the run folder
+(``data/``), so a resumed run trains on the same samples. The run folder works as
+``fzmj-train``'s (``fzmj/train/run_dir.py``: plain names, no silent overwrite, one writer at a
+time); TensorBoard events go to the run folder, ``checkpoints/last.pt`` is written after every
+epoch and ``checkpoints/model.pt`` (network only, what ``belief:PATH`` and the package ship)
+at the end.
+
+Held-out report (TensorBoard ``val/*`` and the console): log-loss of each head against a
+constant (the training set's base rates), AUC of the deal-in prediction (``danger`` of each
+legal discard at a turn against whether some other seat could win on it) and of ``ready``, and a
+calibration table of ``danger`` (``calibration.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fzmj_env.cli import OneLineParser, run_cli
+
+from .run_dir import RunDirError, check_run_name, open_run_dir, resume_run_dir
+
+CAL_EDGES = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)
+VAL_SEED_OFFSET = 1_000_003  # the held-out games' seed stream: never the training one
+
+
+class BeliefConfigError(ValueError):
+    """A bad fzmj-belief setting (one line)."""
+
+
+@dataclass
+class BeliefArgs:
+    run_name: str = "belief"
+    runs_dir: str = "runs"
+    agents: list = field(default_factory=lambda: ["heuristic"] * 4)
+    rules: str = "fuzhou-lianzhong"
+    obs_version: str = "v2"
+    train_decisions: int = 200_000
+    val_decisions: int = 50_000
+    epochs: int = 4
+    batch_size: int = 512
+    lr: float = 1e-3
+    hidden: list = field(default_factory=lambda: [256, 256])
+    seed: int = 0
+    tables: int = 512
+    threads: int = 1
+    log_every: int = 100
+
+
+def check_args(a: BeliefArgs) -> BeliefArgs:
+    """Every setting checked, one line for the first wrong one."""
+    from fzmj.agents import make_agent
+    from fzmj.agents.belief import OBS_LAYOUTS
+    from fzmj_env.rules import load_rules
+
+    try:
+        check_run_name(a.run_name)
+    except RunDirError as e:
+        raise BeliefConfigError(str(e)) from None
+    if len(a.agents) == 1:
+        a.agents = a.agents * 4
+    if len(a.agents) != 4:
+        raise BeliefConfigError(f"agents: give 1 or 4 agent specs (one per seat), got {len(a.agents)}")
+    for spec in a.agents:
+        make_agent(spec)  # one-line AgentSpecError before anything is generated
+    try:
+        a.rules = load_rules(a.rules).name
+    except ValueError as e:
+        raise BeliefConfigError(f"rules: {e}") from None
+    if a.obs_version not in OBS_LAYOUTS:
+        raise BeliefConfigError(f"obs_version: {a.obs_version!r} is not one of {', '.join(OBS_LAYOUTS)}")
+    for key, lo, hi in (
+        ("train_decisions", 1_000, 20_000_000),
+        ("val_decisions", 1_000, 5_000_000),
+        ("epochs", 1, 10_000),
+        ("batch_size", 1, 1 << 20),
+        ("seed", 0, 2**32 - 1),
+        ("tables", 1, 65_536),
+        ("threads", 1, 1024),
+        ("log_every", 1, 1 << 30),
+    ):
+        v = getattr(a, key)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise BeliefConfigError(f"{key} must be an integer in {lo:,}..{hi:,}, got {v!r}")
+    if not (isinstance(a.lr, float) and 0 < a.lr < 1):
+        raise BeliefConfigError(f"lr must be a number in (0, 1), got {a.lr!r}")
+    if not a.hidden or not all(isinstance(h, int) and 1 <= h <= 8192 for h in a.hidden) or len(a.hidden) > 8:
+        raise BeliefConfigError(f"hidden: 1..8 layer sizes in 1..8192, got {a.hidden!r}")
+    return a
+
+
+# ---- metrics -------------------------------------------------------------------------------------
+def auc(score: np.ndarray, label: np.ndarray) -> float:
+    """Area under the ROC curve (Mann-Whitney, ties counted half); nan without both classes."""
+    score, label = np.asarray(score, np.float64).ravel(), np.asarray(label).ravel() > 0
+    n1 = int(label.sum())
+    n0 = len(label) - n1
+    if n1 == 0 or n0 == 0:
+        return float("nan")
+    order = np.argsort(score, kind="mergesort")
+    s = score[order]
+    ranks = np.empty(len(s))
+    # average ranks of tied scores
+    _, first, counts = np.unique(s, return_index=True, return_counts=True)
+    avg = first + (counts - 1) / 2.0 + 1.0
+    ranks[order] = np.repeat(avg, counts)
+    return float((ranks[label].sum() - n1 * (n1 + 1) / 2.0) / (n1 * n0))
+
+
+def bce(p: np.ndarray, y: np.ndarray) -> float:
+    p = np.clip(np.asarray(p, np.float64), 1e-7, 1 - 1e-7)
+    y = np.asarray(y, np.float64)
+    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
+
+
+def calibration(p: np.ndarray, y: np.ndarray, edges=CAL_EDGES) -> list[dict]:
+    """Rows (bin, samples, mean prediction, observed rate)."""
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        sel = (p >= lo) & ((p < hi) if hi < 1 else (p <= hi))
+        n = int(sel.sum())
+        rows.append(
+            {
+                "bin": f"{lo:g}-{hi:g}",
+                "n": n,
+                "predicted": float(p[sel].mean()) if n else None,
+                "observed": float(y[sel].mean()) if n else None,
+            }
+        )
+    return rows
+
+
+def base_rates(train: dict) -> dict:
+    """The constant predictor: the training set's rates (per kind and count; per seat; per kind)."""
+    counts = train["counts"].astype(np.int64)
+    dist = np.stack([(counts == c).mean(axis=(0, 1)) for c in range(5)], -1)  # (27, 5)
+    win = train["win_on"].mean(axis=(0, 1))  # (27,)
+    turn = train["turn"] > 0
+    danger_y = train["win_on"][turn].max(1)
+    legal = train["legal"][turn] > 0
+    return {
+        "concealed": np.clip(dist, 1e-7, 1),
+        "ready": train["ready"].mean(0),
+        "win_on": win,
+        "danger": float(danger_y[legal].mean()),
+    }
+
+
+def evaluate(predict, val: dict, base: dict, batch: int = 4096) -> tuple[dict, list[dict]]:
+    """Held-out metrics of ``predict(obs int8 (N, C, 27)) -> dict`` against the constant ``base``."""
+    from .belief_data import unpack
+
+    n = len(val["ready"])
+    ll_conc = 0.0
+    outs = {"ready": [], "win_on": [], "danger": []}
+    for i in range(0, n, batch):
+        p = predict(unpack(val["obs"][i : i + batch]))
+        c = val["counts"][i : i + batch].astype(np.int64)
+        pc = np.take_along_axis(p["concealed_dist"], c[..., None], -1)[..., 0]
+        ll_conc += float(-np.log(np.clip(pc, 1e-7, 1)).sum())
+        for k in outs:
+            outs[k].append(p[k])
+    ready, win, danger = (np.concatenate(outs[k]) for k in ("ready", "win_on", "danger"))
+    c = val["counts"].astype(np.int64)
+    const_conc = float(-np.log(base["concealed"][np.arange(27)[None, None, :], c]).mean())
+    turn = val["turn"] > 0
+    legal = val["legal"][turn] > 0
+    dy = val["win_on"][turn].max(1)[legal]
+    dp = danger[turn][legal]
+    m = {
+        "concealed_logloss": ll_conc / c.size,
+        "concealed_logloss_const": const_conc,
+        "ready_logloss": bce(ready, val["ready"]),
+        "ready_logloss_const": bce(np.broadcast_to(base["ready"], ready.shape), val["ready"]),
+        "ready_auc": auc(ready, val["ready"]),
+        "win_on_logloss": bce(win, val["win_on"]),
+        "win_on_logloss_const": bce(np.broadcast_to(base["win_on"], win.shape), val["win_on"]),
+        "danger_logloss": bce(dp, dy),
+        "danger_logloss_const": bce(np.full(dp.shape, base["danger"]), dy),
+        "danger_auc": auc(dp, dy),
+        "danger_rate": float(dy.mean()),
+        "val_decisions": int(n),
+        "val_discards": int(len(dy)),
+    }
+    return m, calibration(dp, dy)
+
+
+# ---- the run -------------------------------------------------------------------------------------
+def _data(run_dir: Path, a: BeliefArgs, progress) -> tuple[dict, dict]:
+    """The training and held-out sets, generated once per run folder (kept in ``data/``)."""
+    from .belief_data import generate
+
+    folder = run_dir / "data"
+    folder.mkdir(exist_ok=True)
+    key = {k: getattr(a, k) for k in ("agents", "rules", "obs_version", "seed", "tables")}
+    sets = {}
+    for name, size, seed in (
+        ("train", a.train_decisions, a.seed),
+        ("val", a.val_decisions, a.seed + VAL_SEED_OFFSET),
+    ):
+        path = folder / f"{name}.npz"
+        want = json.dumps({**key, "decisions": size, "seed": seed}, sort_keys=True)
+        if path.is_file():
+            with np.load(path) as z:
+                if str(z["key"]) == want:
+                    sets[name] = {k: z[k] for k in z.files if k != "key"}
+                    continue
+        t0 = time.time()
+        d = generate(size, a.agents, a.rules, seed, a.tables, a.obs_version, progress)
+        progress(f"data: {name} {size:,} decisions in {time.time() - t0:.0f} s")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(tmp, key=np.array(want), **d)
+        tmp.replace(path)
+        sets[name] = d
+    return sets["train"], sets["val"]
+
+
+def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epochs: int | None = None) -> dict:
+    """One run (module docstring); returns the last held-out metrics. On ``resume`` the run's own
+    settings are used, except ``epochs`` when given (to train a finished run further)."""
+    import torch
+    from torch.utils.tensorboard import SummaryWriter
+
+    from fzmj.agents.belief import FORMAT, OBS_LAYOUTS, VERSION, check_belief_checkpoint
+    from fzmj.agents.belief_net import BeliefNet
+
+    from .belief_data import unpack
+    from .checkpoint import remove_stale_temporaries
+
+    ckpt = None
+    if resume is not None:
+        p = Path(resume)
+        if not p.is_file():
+            raise BeliefConfigError(f"--resume: no such checkpoint {resume!r}")
+        try:
+            ckpt = torch.load(p, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001
+            raise BeliefConfigError(f"--resume: {p} is not a readable checkpoint ({type(e).__name__})") from None
+        check_belief_checkpoint(ckpt, str(p))
+        if "optimizer" not in ckpt or "config" not in ckpt:
+            raise BeliefConfigError(f"--resume: {p} holds the network only (no optimizer state): not resumable")
+        try:
+            a = BeliefArgs(**ckpt["config"])
+        except TypeError as e:
+            raise BeliefConfigError(f"--resume: {p}: its config does not fit this fzmj-belief ({e})") from None
+        if epochs is not None:
+            a.epochs = epochs
+        a = check_args(a)
+        run_dir = resume_run_dir(p)
+    else:
+        a = check_args(a)
+        run_dir = Path(a.runs_dir) / a.run_name
+    lock = open_run_dir(run_dir, resume=ckpt is not None, overwrite=overwrite)
+    remove_stale_temporaries(run_dir / "checkpoints")
+    torch.set_num_threads(a.threads)
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        train_set, val_set = _data(run_dir, a, say)
+        base = base_rates(train_set)
+        torch.manual_seed(a.seed)
+        C = OBS_LAYOUTS[a.obs_version]
+        net = BeliefNet(C, a.hidden)
+        opt = torch.optim.Adam(net.parameters(), lr=a.lr)
+        rng = np.random.default_rng(a.seed)
+        start_epoch, step = 0, 0
+        if ckpt is not None:
+            net.load_state_dict(ckpt["model"])
+            opt.load_state_dict(ckpt["optimizer"])
+            rng.bit_generator.state = ckpt["rng"]["numpy"]
+            torch.set_rng_state(ckpt["rng"]["torch"])
+            start_epoch, step = ckpt["epoch"], ckpt["step"]
+        writer = SummaryWriter(str(run_dir))
+        n = len(train_set["ready"])
+        nb = (n + a.batch_size - 1) // a.batch_size
+        counts_t = torch.from_numpy(train_set["counts"].astype(np.int64))
+        ready_t = torch.from_numpy(train_set["ready"].astype(np.float32))
+        win_t = torch.from_numpy(train_set["win_on"].astype(np.float32))
+        metrics: dict = dict(ckpt.get("metrics") or {}) if ckpt else {}
+
+        def predict(x):
+            return {k: v.numpy() for k, v in net.probabilities(torch.from_numpy(x)).items()}
+
+        def save(path: Path, full: bool) -> None:
+            data = {
+                "format": FORMAT,
+                "version": VERSION,
+                "obs_version": a.obs_version,
+                "num_channels": C,
+                "rules": a.rules,
+                "belief_spec": dict(net.spec),
+                "model": {k: v.detach().clone() for k, v in net.state_dict().items()},
+                "config": asdict(a),
+                "epoch": epoch + 1,
+                "step": step,
+                "metrics": metrics,
+                "data": {"agents": list(a.agents), "train_decisions": n, "val_decisions": len(val_set["ready"])},
+            }
+            if full:
+                data["optimizer"] = opt.state_dict()
+                data["rng"] = {"numpy": rng.bit_generator.state, "torch": torch.get_rng_state()}
+            # the temporaries save_checkpoint uses, so a killed run's are removed on resume
+            fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    torch.save(data, f)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+
+        t0 = time.time()
+        epoch = start_epoch - 1
+        for epoch in range(start_epoch, a.epochs):
+            net.train()
+            perm = rng.permutation(n)
+            tot = 0.0
+            for b in range(nb):
+                idx = np.sort(perm[b * a.batch_size : (b + 1) * a.batch_size])
+                x = torch.from_numpy(unpack(train_set["obs"][idx]))
+                out = net(x)
+                li = torch.from_numpy(idx)
+                l_conc = torch.nn.functional.cross_entropy(out["concealed"].reshape(-1, 5), counts_t[li].reshape(-1))
+                l_ready = torch.nn.functional.binary_cross_entropy_with_logits(out["ready"], ready_t[li])
+                l_win = torch.nn.functional.binary_cross_entropy_with_logits(out["win_on"], win_t[li])
+                loss = l_conc + l_ready + 10.0 * l_win  # win_on is rare (1.5%): its term is scaled up
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                step += 1
+                tot += float(loss.detach())
+                if step % a.log_every == 0:
+                    writer.add_scalar("train/loss", loss.item(), step)
+                    writer.add_scalar("train/concealed", float(l_conc), step)
+                    writer.add_scalar("train/ready", float(l_ready), step)
+                    writer.add_scalar("train/win_on", float(l_win), step)
+                    say(
+                        f"epoch {epoch + 1}/{a.epochs} | batch {b + 1}/{nb} | loss {loss.item():.4f} "
+                        f"| {step * a.batch_size / max(time.time() - t0, 1e-9):,.0f} samples/s"
+                    )
+            net.eval()
+            m, cal = evaluate(predict, val_set, base)
+            m["epoch"] = epoch + 1
+            m["train_loss"] = tot / nb
+            metrics = m
+            for k, v in m.items():
+                if isinstance(v, float):
+                    writer.add_scalar(f"val/{k}", v, step)
+            writer.add_text("val/calibration", "\n".join(json.dumps(r) for r in cal), step)
+            writer.flush()
+            (run_dir / "calibration.json").write_text(json.dumps(cal, indent=1))
+            (run_dir / "metrics.json").write_text(json.dumps(m, indent=1))
+            say(
+                f"epoch {epoch + 1}/{a.epochs} | held-out: win_on log-loss {m['win_on_logloss']:.4f} "
+                f"(const {m['win_on_logloss_const']:.4f}) | danger log-loss {m['danger_logloss']:.4f} "
+                f"(const {m['danger_logloss_const']:.4f}) AUC {m['danger_auc']:.3f} | ready AUC {m['ready_auc']:.3f} "
+                f"| concealed {m['concealed_logloss']:.4f} (const {m['concealed_logloss_const']:.4f})"
+            )
+            save(run_dir / "checkpoints" / "last.pt", full=True)
+        if a.epochs > start_epoch or not (run_dir / "checkpoints" / "model.pt").exists():
+            epoch = max(epoch, a.epochs - 1)
+            save(run_dir / "checkpoints" / "model.pt", full=False)
+        writer.close()
+        return metrics
+    finally:
+        lock.release()
+
+
+def build_parser() -> OneLineParser:
+    d = BeliefArgs()
+    ap = OneLineParser(prog="fzmj-belief", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run-name", default=d.run_name)
+    ap.add_argument("--runs-dir", default=d.runs_dir)
+    ap.add_argument("--agents", nargs="+", default=d.agents, help="1 or 4 agent specs (default: four heuristics)")
+    ap.add_argument("--rules", default=d.rules, help="rule preset (default fuzhou-lianzhong)")
+    ap.add_argument("--obs-version", default=d.obs_version, help="observation layout the model reads (default v2)")
+    ap.add_argument("--train-decisions", type=int, default=d.train_decisions)
+    ap.add_argument("--val-decisions", type=int, default=d.val_decisions)
+    ap.add_argument("--epochs", type=int, default=None, help=f"passes over the data (default {d.epochs})")
+    ap.add_argument("--batch-size", type=int, default=d.batch_size)
+    ap.add_argument("--lr", type=float, default=d.lr)
+    ap.add_argument("--hidden", type=int, nargs="+", default=d.hidden)
+    ap.add_argument("--seed", type=int, default=d.seed)
+    ap.add_argument("--tables", type=int, default=d.tables, help="self-play tables stepped together")
+    ap.add_argument("--threads", type=int, default=d.threads, help="torch threads")
+    ap.add_argument("--log-every", type=int, default=d.log_every, help="progress line every N batches")
+    ap.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoints/last.pt")
+    ap.add_argument("--overwrite", action="store_true", help="replace a run already in the run folder")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
+    ns = ap.parse_args(argv)
+    from fzmj.agents import AgentSpecError
+
+    def work() -> int:
+        args = BeliefArgs(**{k: getattr(ns, k) for k in BeliefArgs.__dataclass_fields__})  # same names
+        if ns.epochs is None:
+            args.epochs = BeliefArgs().epochs
+        train(args, resume=ns.resume, overwrite=ns.overwrite, epochs=ns.epochs)
+        return 0
+
+    return run_cli(ap, work, bad_input=(BeliefConfigError, RunDirError, AgentSpecError, ValueError))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
