@@ -134,3 +134,42 @@ def test_defend_folds_where_the_heuristic_deals_in():
     while game.phase == "claim":
         game.step(int(h.act(obs_of(game, game.seat), game.mask)[0]))
     assert game.done and game.result["discarder"] == 0 and game.result["winner"] in ready
+
+
+# ---- the pluggable danger ------------------------------------------------------------------------
+class _Oracle:
+    """A stand-in belief: every opponent wins on ``kind`` for sure, on nothing else."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def predict(self, obs, mask=None):
+        p = np.zeros((len(obs), 3, 27), np.float32)
+        p[:, :, self.kind] = 1.0
+        return {"win_on": p}
+
+
+def test_a_belief_object_is_the_danger_source():
+    env = VectorEnv(64, seed=4, auto_reset=True)
+    h = HeuristicAgent()
+    obs, mask, _ = env.reset()
+    checked = 0
+    for _ in range(40):
+        a = h.act(obs, mask)
+        for i in np.flatnonzero((a < 27) & (obs[:, encode.P_PHASE, encode.PC_CLAIM] == 0))[:8]:
+            k = int(a[i])
+            d = DefendAgent(belief=_Oracle(k), margin=0.0)
+            alt = int(d.act(obs[i], mask[i])[0])
+            assert alt == k or alt < 27  # it only ever swaps one discard for another
+            held = (obs[i, encode.P_HAND] > 0) & (mask[i, :27] > 0)
+            held[obs[i, encode.P_GOLD_KIND].argmax()] = False
+            if held.sum() > 1:
+                checked += alt != k
+        obs, mask, _s, _r, _d, _i = env.step(a)
+    assert checked > 0
+
+
+def test_a_missing_belief_model_is_a_one_line_error():
+    with pytest.raises(AgentSpecError) as e:
+        make_agent("heuristic:defend:belief=belief:/no/such/model.pt")
+    assert "\n" not in str(e.value)

@@ -332,12 +332,16 @@ class DefendAgent(Agent):
             raise TypeError(f"unknown options {sorted(unknown)}")
         opts = {**DEFAULTS, **options}
         self.params = np.array([opts[k] for k in DEFAULTS], np.float64)
-        self.belief_spec = belief
+        self.belief_spec = belief if isinstance(belief, str) else None
         self._belief = None
-        if belief is not None:
+        if isinstance(belief, str):
             from .belief import load_belief  # torch: only for the belief danger
 
             self._belief = load_belief(belief)
+        elif belief is not None:  # a model object: anything with predict(obs) -> {"win_on": (N, 3, 27)}
+            if not callable(getattr(belief, "predict", None)):
+                raise AgentSpecError(f"a belief must be a spec string or have predict(obs), got {belief!r}")
+            self._belief = belief
         self._st = get_shanten_table()
         self._wt = get_win_table()
 
