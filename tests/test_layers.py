@@ -1,16 +1,17 @@
-"""The layers only point down (docs/layers.md): a walk over the import statements of every module
-of the installed packages fails on an import of a higher layer, and a user's ``agents.py`` or
-``train.py`` in the working directory breaks nothing of ours."""
+"""The layers only point down and close no circle (docs/layers.md): a static walk over the import
+statements of every module of ours (tests/import_graph.py) fails on an import of a higher layer
+or on a circle, and a user's ``agents.py`` or ``train.py`` in the working directory breaks
+nothing of ours."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from import_graph import ROOT, cycles, graph, imports_of, module_files
 
 # Lowest first; a module may import its own layer and those listed before it.
 LAYERS = [
@@ -33,49 +34,14 @@ def _layer_of(module: str) -> int | None:
     return best
 
 
-def _package_files() -> dict[str, Path]:
-    """Every module of our installed packages, by dotted name, found the way Python finds them."""
-    out: dict[str, Path] = {}
-    for pkg in ("fzmj_env", "fzmj", "fzmj.agents", "fzmj.train", "fzmj.integrations", "fzmj.web"):
-        root = Path(importlib.util.find_spec(pkg).origin).parent
-        for path in root.rglob("*.py"):
-            rel = path.relative_to(root).with_suffix("").parts
-            if rel and rel[-1] == "__init__":
-                rel = rel[:-1]
-            name = ".".join((pkg, *rel))
-            if pkg == "fzmj" and rel:
-                continue  # fzmj's sub-packages are walked under their own names
-            out[name] = path
-    return out
-
-
-def _imports(name: str, path: Path) -> list[tuple[int, str]]:
-    """(line, absolute module) of every import in the file, relative imports resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    is_pkg = path.name == "__init__.py"
-    base = name.split(".") if is_pkg else name.split(".")[:-1]
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parent = ".".join(base[: len(base) - node.level + 1])
-                mod = f"{parent}.{node.module}" if node.module else parent
-                names = [f"{mod}.{a.name}" for a in node.names] if not node.module else [mod]
-            else:
-                names = [node.module]
-            found += [(node.lineno, m) for m in names]
-    return found
-
-
 def test_every_import_points_down_or_sideways():
-    files = _package_files()
+    files = module_files()
+    known = set(files)
     assert {"fzmj_env.core.engine", "fzmj.agents.heuristic", "fzmj.train.ppo_selfplay", "fzmj.web.play"} <= set(files)
     upward = []
     for name, path in sorted(files.items()):
         own = _layer_of(name)
-        for line, target in _imports(name, path):
+        for line, target in imports_of(name, path, known):
             other = _layer_of(target)
             if other is not None and other > own:
                 upward.append(f"{path}:{line}: {name} (layer {own}) imports {target} (layer {other})")
@@ -86,7 +52,7 @@ def test_the_walk_sees_an_upward_import(tmp_path):
     """The checker itself: a relative import two levels up from the core resolves to fzmj_env."""
     f = tmp_path / "mod.py"
     f.write_text("from ..encode import encode_table\nfrom fzmj.agents import make_agent\n")
-    got = _imports("fzmj_env.core.mod", f)
+    got = imports_of("fzmj_env.core.mod", f, {"fzmj_env.encode", "fzmj.agents"})
     assert got == [(1, "fzmj_env.encode"), (2, "fzmj.agents")]
     assert _layer_of("fzmj_env.encode") > _layer_of("fzmj_env.core.mod")
 
@@ -106,7 +72,32 @@ def test_local_files_with_our_old_names_break_nothing(tmp_path, shadow):
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, timeout=600)
 
 
-def test_old_module_names_fail_with_a_hint():
-    for old, new in (("fzmj_env.integrations", "fzmj.integrations"), ("fzmj_env.web", "fzmj.web")):
-        with pytest.raises(ImportError, match=new.replace(".", r"\.")):
-            importlib.import_module(old)
+def test_no_import_circles():
+    """No set of our modules imports itself round, not even through an import inside a function."""
+    assert cycles(graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_a_static_reading_names_modules_as_python_imports_them():
+    """Each file's path is its installed name (no package-dir mapping): the import picture of the
+    repository is the real structure, with arrows into fzmj.agents and fzmj.train."""
+    files = module_files()
+    for name in ("fzmj.agents.evaluate.run", "fzmj.train.ppo_selfplay", "fzmj_env.core.engine", "fzmj.web.play"):
+        assert Path(importlib.util.find_spec(name).origin).resolve() == files[name].resolve()
+    g = graph()
+    assert "fzmj.agents.policy" in g["fzmj.train.checkpoint"]  # an arrow from train/ into agents/
+    assert any(t.startswith("fzmj.agents") for t in g["fzmj.web.play"])
+
+
+@pytest.mark.parametrize("link", ["agents", "train"])
+def test_the_top_level_links_are_not_a_second_name(link):
+    """``agents/`` and ``train/`` at the top are links to fzmj/agents and fzmj/train, for browsing:
+    importing them under the short name is refused, so no module is ever loaded twice."""
+    assert (ROOT / link).resolve() == (ROOT / "fzmj" / link).resolve()
+    code = f"import {link}"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0 and f"import fzmj.{link}, not {link}" in out.stderr
+    assert importlib.util.find_spec("fzmj.fzmj_env") is None  # no alias of the env package either

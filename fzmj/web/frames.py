@@ -54,7 +54,7 @@ def snapshot(game: Game, view: int | None = None, start_scores: list[int] | None
     ``start_scores``: the match scores before this hand, when ``game`` plays one hand of a
     longer record on its own (the replay does that to keep each hand's final state).
     """
-    # One flat pass over the engine's state in the order the page draws it (seats, melds,
+    # Long on purpose: one flat pass over the engine's state in the order the page draws it (seats, melds,
     # discards, the claim window, counters): splitting it would only pass the same locals around.
     v = game.view
     m = v.m
