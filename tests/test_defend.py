@@ -43,6 +43,7 @@ def test_specs_build_the_variants():
         ("heuristic:defend:margin=nan", "must be a finite number >= 0"),
         ("heuristic:defend:slack=3", "slack must be 0, 1 or 2"),
         ("heuristic:defend:belief=", "belief= needs a belief model spec"),
+        ("heuristic:defend:base=random", "base must be one of heuristic, pretrained"),
         ("heuristic:patient:goal=money", "expected heuristic:patient[:goal=jinque|selfdraw|golds]"),
         ("heuristic:patient:jinque", "expected heuristic:patient"),
         ("heuristic:attack", "expected heuristic, heuristic:defend"),

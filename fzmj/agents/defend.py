@@ -5,22 +5,25 @@ leaves at most ``slack`` shanten above the lowest (``fzmj_env/features.py``'s
 :func:`~fzmj_env.features.discard_table`: the heuristic's shanten and acceptance for every
 candidate) by
 
-    EV(k) = P(nobody wins on k) * W[shanten_k, acceptance_k, drawable, golds] - sum_r P(r wins on k) * C_r
+    EV(k) = P(nobody wins on k) * gain * win_chance(shanten_k, acceptance_k, draws) - sum_r P(r wins on k) * C_r
 
 * ``P(r wins on k)``, the *danger*, comes from a pluggable source, an array ``win_on``
   ``(N, 3, 27)`` (relative seats 1..3, every kind): ``public`` (the default,
   :func:`public_win_on`: a readiness table by the seat's discards and melds times a wait table
   by what the kind looks like from here, both fitted on self-play with the hidden hands as
   labels, ``benchmarks/defend_fit.py``), or ``belief=SPEC``, a learned belief model
-  (``fzmj.agents.belief.load_belief(SPEC).predict(obs)["win_on"]``).
-* ``W`` is the expected final score of a seat after a discard that leaves that shanten and
-  acceptance, with that many drawable tiles and golds held (the same self-play, fitted).
+  (``fzmj.agents.belief.load_belief(SPEC).predict(obs)["win_on"]``; any object with that
+  ``predict`` may be passed as ``belief``).
+* :func:`win_chance` is the offence a discard keeps: the chance that the s + 1 improvements
+  the hand needs come within its remaining draws (drawable / 4 * ``pace``), the first at the
+  discard's acceptance, the later ones at the heuristic's mean acceptance at that shanten.
 * ``C_r`` is the mean value a discard win by a seat with r's visible flowers costs its discarder.
 
 It plays the candidate of the highest EV when that beats the heuristic's own discard by more
 than ``margin`` points, otherwise the heuristic's discard. Every other decision (wins, kongs,
 claims, home's swimming) is the heuristic's (``agents/heuristic.py``), so with no danger it is
-the heuristic move for move. Only public facts enter the public danger (R12): what each seat
+the heuristic move for move (``base=pretrained``: the same folding over the shipped policy's
+discards, :func:`defend_over`). Only public facts enter the public danger (R12): what each seat
 discarded and in which order (the last four), its melds, whether it threw a gold (then it may
 never win on a discard, R9.3), the tiles in sight, and that a kind discarded by a later seat
 since r's last discard is safe against r (r would have won on it, or it is 过水 for r, R9.4).
