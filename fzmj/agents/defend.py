@@ -212,12 +212,28 @@ def _defend_discard(st, o, mk, w, gold, win_on, cost_table, params, dt, action):
         for j in range(27):
             f += o[P_SEAT + (r + 1) * SEAT_PLANES + S_FLOWER_COUNT, j]
         cost[r] = cost_table[f if f < COST_FLOWERS else COST_FLOWERS - 1]
+    # the offence of each candidate, capped by every candidate of a lower shanten: a worse hand
+    # has more tiles that improve it, which must not make breaking a shape look faster
+    offence = np.zeros(27)
+    cap = np.full(8, 1.0)  # cap[s]: the lowest offence among candidates of shanten < s
+    for k in range(27):
+        if dt[k, 0] != NO_SHANTEN:
+            offence[k] = win_chance(dt[k, 0], dt[k, 1], unseen, draws)
+    for s in range(1, 8):
+        cap[s] = cap[s - 1]
+        for k in range(27):
+            if dt[k, 0] == s - 1 and offence[k] < cap[s]:
+                cap[s] = offence[k]
     best_k = -1
     best_ev = -1e18
     ev_action = -1e18
     for k in range(27):
         if dt[k, 0] == NO_SHANTEN:
             continue
+        off = offence[k]
+        sk = dt[k, 0] if dt[k, 0] < 7 else 7
+        if sk >= 0 and off > cap[sk]:
+            off = cap[sk]
         p_none = 1.0
         loss = 0.0
         for r in range(3):
@@ -226,7 +242,7 @@ def _defend_discard(st, o, mk, w, gold, win_on, cost_table, params, dt, action):
                 p = 1.0
             loss += p * cost[r]
             p_none *= 1.0 - p
-        ev = p_none * gain * win_chance(dt[k, 0], dt[k, 1], unseen, draws) - loss
+        ev = p_none * gain * off - loss
         if k == action:
             ev_action = ev
         if ev > best_ev:
