@@ -63,6 +63,7 @@ _WS_SIZE = 963
 WS_SIZE = _WS_SIZE
 WS_HAND = _C
 WS_RESULT = _RES
+WS_UNSEEN = _UNSEEN  # 27: unseen tiles of each kind, 4 - visible (own hand included), left by ``decode``
 
 
 @njit(cache=True)
@@ -346,6 +347,32 @@ def best_discard(st, w, gold, mk, use_mask):
     w[_RES + 1] = best_a
     return best_k
 
+
+@njit(cache=True)
+def discard_table(st, w, gold, mk, slack, out):
+    """Shanten and acceptance after each non-gold discard ``mk`` allows of the 3n+2 hand at ``_C``:
+    ``out[k, 0]`` the shanten (``_NONE`` for a kind not held, a gold, an illegal discard, or one
+    more than ``slack`` above the lowest), ``out[k, 1]`` the acceptance (unseen tiles that lower
+    that discard's own shanten). Returns the lowest shanten (``_NONE``: no non-gold discard).
+    The same arithmetic as :func:`best_discard`, for every candidate instead of the best."""
+    best_s, mm = _discard_shanten(st, w, gold, mk, True)
+    for k in range(27):
+        out[k, 0] = _NONE
+        out[k, 1] = 0
+    if best_s == _NONE:
+        return best_s
+    for k in range(27):
+        v = w[_SH + k]
+        if v == _NONE or v > best_s + slack:
+            continue
+        w[_C + k] -= 1
+        out[k, 1] = _discard_acceptance(st, w, gold, v, k, mm)
+        w[_C + k] += 1
+        out[k, 0] = v
+    return best_s
+
+
+NO_SHANTEN = _NONE  # "no value" in discard_table's shanten column
 
 # ==== hand-feature planes ==========================================================================
 # An optional block of HF_NUM_PLANES binary planes (27 columns, the suit kinds) appended after the

@@ -6,6 +6,8 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | --- | --- |
 | ``random`` (``random:SEED``) | uniform over the legal actions, seeded |
 | ``heuristic`` | the rule-based baseline (``agents/heuristic.py``) |
+| ``heuristic:defend[:...]`` | the heuristic folding by expected value on a danger estimate (``agents/defend.py``) |
+| ``heuristic:patient[:goal=G]`` | the heuristic declining some wins for bigger ones (jinque, selfdraw, golds) |
 | ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
 | ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from fzmj_env.core.hand import get_shanten_table, get_win_table, swims_counts
+from fzmj_env.core.hand import get_shanten_table, get_win_table, is_golden_pair_counts, swims_counts
 from fzmj_env.core.state import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.encode import (
     P_CLAIM_TILE,
@@ -81,7 +81,7 @@ from fzmj_env.features import (  # the shanten / acceptance / claim kernels, sha
 
 from .base import Agent, as_batch
 
-__all__ = ["HeuristicAgent", "heuristic_kernel"]
+__all__ = ["HeuristicAgent", "PatientAgent", "heuristic_kernel", "patient_kernel", "PATIENT_GOALS"]
 _SCHEME_LZ2, _SCHEME_BIANFENG, _SCHEME_HOME = 2, 3, 4  # columns of the v2 preset plane (SCHEME_NAMES)
 
 
@@ -248,3 +248,72 @@ class HeuristicAgent(Agent):
         self.__dict__.update(d)
         self._st = get_shanten_table()
         self._wt = get_win_table()
+
+
+# ==== Patient-style variants (``heuristic:patient[:goal=...]``) ===================================
+# Baselines that decline a win to wait for a bigger one, the opponents a value-aware agent must
+# also beat (issue "Targets"). Everything else is the heuristic's decision.
+PATIENT_GOALS = ("jinque", "selfdraw", "golds")
+PATIENT_MIN_DRAWABLE = 8  # decline only while at least this many tiles are drawable: late, take any win
+
+
+@njit(cache=True)
+def _declines(o, mk, win_table, counts, goal):
+    """Whether the patient variant ``goal`` (index into PATIENT_GOALS) declines the hu offered in
+    ``mk``: jinque (0) a win that is not 金雀 while holding exactly two golds; selfdraw (1) every win
+    on a discard; golds (2) a win on a discard while holding a gold. Never 抢金 or 天胡, never late."""
+    if o[P_PHASE, PC_HEAVENLY] or not o[P_DRAWABLE, PATIENT_MIN_DRAWABLE - 1]:
+        return False
+    gold = -1
+    for k in range(27):
+        counts[k] = np.int64(o[P_HAND, k]) + o[P_HAND + 1, k] + o[P_HAND + 2, k] + o[P_HAND + 3, k]
+        if o[P_GOLD_KIND, k]:
+            gold = k
+    if gold < 0:
+        return False
+    on_discard = o[P_PHASE, PC_CLAIM] != 0
+    if goal == 1:
+        return on_discard
+    if goal == 2:
+        return on_discard and counts[gold] > 0
+    if counts[gold] != 2:
+        return False
+    if on_discard:
+        for k in range(27):
+            if o[P_CLAIM_TILE, k]:
+                counts[k] += 1
+    return not is_golden_pair_counts(win_table, counts, gold)
+
+
+@njit(cache=True)
+def patient_kernel(obs, mask, shanten_table, win_table, goal, out):
+    """The heuristic's decisions (``heuristic_kernel``), except that a win ``_declines`` rejects is
+    answered as if it were not offered: the claim (or pass) in a claim window, the turn otherwise."""
+    heuristic_kernel(obs, mask, shanten_table, win_table, out)
+    w = np.zeros(WS_SIZE, np.int64)
+    counts = np.zeros(27, np.int64)
+    for i in range(obs.shape[0]):
+        mk = mask[i]
+        if out[i] != A_HU or mk[A_ROB] or not _declines(obs[i], mk, win_table, counts, goal):
+            continue
+        o = obs[i]
+        gold = decode(o, w)
+        a = _claim(shanten_table, o, mk, w, gold) if o[P_PHASE, PC_CLAIM] else _turn(shanten_table, o, mk, w, gold)
+        if 0 <= a < mk.shape[0] and mk[a] and a != A_HU:
+            out[i] = a
+
+
+class PatientAgent(HeuristicAgent):
+    """The heuristic, declining some wins to wait for bigger ones (``goal`` in PATIENT_GOALS)."""
+
+    def __init__(self, goal: str = "jinque", name: str | None = None):
+        super().__init__(name or f"heuristic:patient:goal={goal}")
+        if goal not in PATIENT_GOALS:
+            raise ValueError(f"unknown patient goal {goal!r}: expected one of {', '.join(PATIENT_GOALS)}")
+        self.goal = goal
+
+    def act(self, obs, mask) -> np.ndarray:
+        obs, mask = as_batch(obs, mask)
+        out = np.empty(obs.shape[0], dtype=np.int64)
+        patient_kernel(obs, mask, self._st, self._wt, PATIENT_GOALS.index(self.goal), out)
+        return out

@@ -15,7 +15,8 @@ from fzmj_env.checks import MAX_SEED
 from .base import Agent, AgentSpecError, call_reset
 
 SPEC_HELP = (
-    "random, random:SEED, heuristic, pretrained, ppo:PATH, python:module:Class, "
+    "random, random:SEED, heuristic, heuristic:defend[:risk=X,margin=M,slack=N,gain=G,pace=P,base=B,belief=SPEC], "
+    "heuristic:patient[:goal=jinque|selfdraw|golds], pretrained, ppo:PATH, python:module:Class, "
     "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,sir=F,model=NAME,wins=0|1,seed=S] or "
     "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
 )
@@ -64,6 +65,29 @@ def _load_python_class(spec: str, target: str) -> Agent:
     return _DuckAgent(obj, spec)
 
 
+def _heuristic_variant(spec: str, arg: str) -> Agent:
+    """``heuristic:defend[:OPTIONS]`` or ``heuristic:patient[:goal=G]``."""
+    variant, _, rest = arg.partition(":")
+    if variant == "defend":
+        from .defend import DefendAgent, parse_defend_options
+
+        opts = parse_defend_options(spec, rest)
+        base = opts.pop("base", "heuristic")
+        return DefendAgent(name=spec, base=None if base == "heuristic" else make_agent(base), **opts)
+    if variant == "patient":
+        from .heuristic import PATIENT_GOALS, PatientAgent
+
+        key, eq, goal = rest.partition("=")
+        if rest and (key != "goal" or not eq or goal not in PATIENT_GOALS):
+            raise AgentSpecError(
+                f"bad agent spec {spec!r}: expected heuristic:patient[:goal={'|'.join(PATIENT_GOALS)}]"
+            )
+        return PatientAgent(goal or "jinque", name=spec)
+    raise AgentSpecError(
+        f"bad agent spec {spec!r}: expected heuristic, heuristic:defend[:...] or heuristic:patient[:...]"
+    )
+
+
 def make_agent(spec) -> Agent:
     """The agent named by ``spec`` (an :class:`Agent` is returned as it is).
 
@@ -94,6 +118,8 @@ def make_agent(spec) -> Agent:
         from .heuristic import HeuristicAgent
 
         return HeuristicAgent()
+    if kind == "heuristic":
+        return _heuristic_variant(s, arg)
     if kind == "pretrained" and not sep:
         from .ppo_agent import PPOAgent, pretrained_path
 
