@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fzmj.train.checkpoint import (
-    CheckpointWriteError,
-    Saver,
-    load_checkpoint,
-    remove_stale_temporaries,
-    save_checkpoint,
-)
+from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
+from fzmj.train.checkpoint import CheckpointWriteError, Saver, remove_stale_temporaries
 from fzmj.train.model import ActorCritic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,18 +40,19 @@ def test_only_our_temporaries_are_removed(tmp_path):
 
 
 def test_the_cleanup_pattern_is_the_one_save_checkpoint_writes(tmp_path, monkeypatch):
+    import fzmj.agents.checkpoint as W
     import fzmj.train.checkpoint as C
 
     policy = ActorCritic("mlp", [8])
     names = []
-    real = C.tempfile.mkstemp
+    real = W.tempfile.mkstemp
 
     def spy(*a, **k):
         fd, name = real(*a, **k)
         names.append(Path(name).name)
         return fd, name
 
-    monkeypatch.setattr(C.tempfile, "mkstemp", spy)
+    monkeypatch.setattr(W.tempfile, "mkstemp", spy)
     save_checkpoint(tmp_path / "latest.pt", policy)
     assert C._TEMPORARY.fullmatch(names[0])  # the pattern the cleanup looks for is the one we write
 
@@ -95,7 +91,7 @@ def test_resume_removes_a_killed_runs_temporaries(tmp_path, monkeypatch):
 
 
 def test_a_full_disk_is_named_not_a_torch_message(tmp_path, monkeypatch):
-    import fzmj.train.checkpoint as C
+    import fzmj.agents.checkpoint as C
 
     real_fdopen = C.os.fdopen
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import fzmj_env as F
-from fzmj.train.checkpoint import load_checkpoint, load_policy, save_checkpoint
+from fzmj.agents.checkpoint import load_checkpoint, load_policy, save_checkpoint
 from fzmj.train.config import ConfigError, load_config
 from fzmj.train.model import ActorCritic
 from fzmj.train.ppo_selfplay import Args, main

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from fzmj.train.checkpoint import load_checkpoint, save_checkpoint
+from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
 from fzmj.train.config import load_config
 from fzmj.train.model import ActorCritic
 from fzmj.train.ppo_selfplay import Args, parse_args

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fzmj.train.checkpoint import load_checkpoint, save_checkpoint
+from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
 from fzmj.train.model import ActorCritic
 from fzmj_env.record import RecordError, load_record, make_record, save_record
 

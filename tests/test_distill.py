@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from fzmj.agents import make_agent
-from fzmj.agents.policy import ActorCritic, load_checkpoint
+from fzmj.agents.checkpoint import load_checkpoint
+from fzmj.agents.policy import ActorCritic
 from fzmj.train.bc import collect_demonstrations, eval_opponent, search_cost
 from fzmj.train.distill import PolicyActor
 from fzmj.train.ppo_selfplay import main

@@ -32,8 +32,8 @@ import numpy as np
 import pytest
 import torch
 
+from fzmj.agents.checkpoint import load_checkpoint, load_policy
 from fzmj.train import distributed
-from fzmj.train.checkpoint import load_checkpoint, load_policy
 from fzmj.train.ppo_selfplay import main
 
 ROOT = Path(__file__).resolve().parents[1]

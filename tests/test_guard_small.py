@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from fzmj.agents.checkpoint import load_policy
 from fzmj.agents.exec_bot import exec_identity, parse_exec_spec
-from fzmj.agents.policy import load_policy
 from fzmj_env.cli import read_yaml_file, read_yaml_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ def test_exec_identity_streams_a_large_file_and_keeps_its_value(tmp_path):
 # ---- checkpoint fields ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    from fzmj.train.checkpoint import save_checkpoint
+    from fzmj.agents.checkpoint import save_checkpoint
     from fzmj.train.model import ActorCritic
 
     path = tmp_path_factory.mktemp("ckpt") / "tiny.pt"

@@ -256,8 +256,8 @@ def test_binary_linear_checks_its_width_on_every_forward(mode):
 
 
 def test_ppo_agent_checks_through_as_batch(tmp_path):
+    from fzmj.agents.checkpoint import save_checkpoint
     from fzmj.agents.ppo_agent import PPOAgent
-    from fzmj.train.checkpoint import save_checkpoint
 
     path = save_checkpoint(tmp_path / "p.pt", ActorCritic("mlp", [8]))
     agent = PPOAgent(path)

@@ -204,7 +204,7 @@ def test_resume_after_a_kill(tmp_path, bot):
 # ---- identities ------------------------------------------------------------------------------------------
 def test_a_changed_checkpoint_is_a_new_agent(tmp_path):
     torch = pytest.importorskip("torch")
-    from fzmj.train.checkpoint import save_checkpoint
+    from fzmj.agents.checkpoint import save_checkpoint
     from fzmj.train.model import ActorCritic
 
     torch.manual_seed(0)

@@ -110,8 +110,8 @@ def test_trainer_trains_on_v3_and_the_checkpoint_plays_in_eval(tmp_path, capsys)
     against v2 agents; resuming it with ``obs_version=2`` is refused in one line."""
     from pathlib import Path
 
+    from fzmj.agents.checkpoint import load_checkpoint
     from fzmj.agents.evaluate import evaluate
-    from fzmj.train.checkpoint import load_checkpoint
     from fzmj.train.ppo_selfplay import main
 
     smoke = str(Path(__file__).resolve().parents[1] / "configs/ppo_smoke.yaml")

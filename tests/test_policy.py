@@ -26,8 +26,8 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from fzmj.agents import make_agent  # noqa: E402
-from fzmj.agents.policy import ActorCritic, load_checkpoint, load_policy  # noqa: E402
-from fzmj.train.checkpoint import save_checkpoint  # noqa: E402
+from fzmj.agents.checkpoint import load_checkpoint, load_policy, save_checkpoint  # noqa: E402
+from fzmj.agents.policy import ActorCritic  # noqa: E402
 from fzmj_env.encode import NUM_CHANNELS  # noqa: E402
 from fzmj_env.features import HF_NUM_PLANES, with_hand_features  # noqa: E402
 from fzmj_env.vector import VectorEnv  # noqa: E402

@@ -193,7 +193,7 @@ def test_env_import_stays_light():
 
 def test_ppo_checkpoint_and_mixed_opponents(tmp_path):
     """``ppo:PATH`` specs go through agents.make_agent like any other; three different opponents."""
-    from fzmj.train.checkpoint import save_checkpoint
+    from fzmj.agents.checkpoint import save_checkpoint
     from fzmj.train.model import ActorCritic
 
     ckpt = save_checkpoint(tmp_path / "p.pt", ActorCritic(hidden_sizes=[16]))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from fzmj.train.checkpoint import load_checkpoint, load_policy
+from fzmj.agents.checkpoint import load_checkpoint, load_policy
 from fzmj.train.config import ConfigError, load_config
 from fzmj.train.model import ActorCritic, BinaryLinear
 from fzmj.train.ppo_selfplay import Args, main

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fzmj.train.checkpoint import load_checkpoint, load_policy, save_checkpoint
+from fzmj.agents.checkpoint import load_checkpoint, load_policy, save_checkpoint
 from fzmj.train.config import ConfigError, load_config
 from fzmj.train.model import ActorCritic
 from fzmj.train.ppo_selfplay import Args, main, parse_args
@@ -113,7 +113,7 @@ def test_a_run_folder_is_locked_while_a_run_writes(tmp_path):
 def test_temporary_checkpoint_names_are_unique_and_cleaned_up(tmp_path, monkeypatch):
     policy = ActorCritic("mlp", [8])
     path = save_checkpoint(tmp_path / "latest.pt", policy, update=1)
-    import fzmj.train.checkpoint as C
+    import fzmj.agents.checkpoint as C
 
     seen = []
     real_mkstemp = C.tempfile.mkstemp

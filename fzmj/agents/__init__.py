@@ -9,7 +9,7 @@ Spec strings (CLI, configs, :func:`make_agent`):
 | ``heuristic:defend[:...]`` | the heuristic folding by expected value on a danger estimate (``agents/defend.py``) |
 | ``heuristic:patient[:goal=G]`` | the heuristic declining some wins for bigger ones (jinque, selfdraw, golds) |
 | ``pretrained`` | the shipped policy of the documented CPU run (``agents/pretrained/``, ``docs/pretrained.md``) |
-| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.policy.load_policy`` |
+| ``ppo:PATH`` | a PPO trainer checkpoint, loaded by ``fzmj.agents.checkpoint.load_policy`` |
 | ``python:module:Class`` | your own class, built with no arguments (``module`` importable, or a file in the working directory) |
 | ``exec:[OPTIONS:]COMMAND`` | a program in any language speaking JSON lines (``agents/exec_bot.py``, ``docs/protocol.md``) |
 | ``search[:BLUEPRINT][:key=value,...]`` | rollouts of a blueprint on worlds drawn from the seat's view (``agents/search.py``: worlds, top, z, where, late, belief, wins, seed) |

@@ -184,7 +184,7 @@ def load_belief(spec="belief", rules: str | None = None) -> BeliefModel:
         import torch
 
         from .belief_net import build_belief_net
-        from .policy import unreadable_checkpoint
+        from .checkpoint import unreadable_checkpoint
 
         try:
             data = torch.load(path, map_location="cpu", weights_only=True)

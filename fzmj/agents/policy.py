@@ -1,7 +1,5 @@
-"""The policy network and the checkpoint reader, shared by ``agents/`` (``ppo:PATH``) and ``train/``.
-
-``agents/`` loads trained policies from here without importing ``train/`` (the trainer builds
-on this module: ``train/checkpoint.py`` writes what :func:`load_checkpoint` reads).
+"""The policy network, shared by ``fzmj.agents`` (``ppo:PATH``) and ``fzmj.train`` (which trains
+it); the checkpoint format that stores it is ``fzmj/agents/checkpoint.py``'s.
 
 Actor-critic networks over the observation planes (``(99, 27)`` v2 int8, every value 0 or 1).
 
@@ -25,8 +23,6 @@ the evaluator call) and ``get_action_and_value`` (what PPO calls). Illegal actio
 from __future__ import annotations
 
 import math
-import pickle
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -35,10 +31,8 @@ from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.checks import check_input_width, check_policy_input
-from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, OBS_VERSIONS, ORACLE_CHANNELS, V3_CHANNELS
-from fzmj_env.features import HF_NUM_PLANES, HF_VERSION, with_hand_features
-
-from .checkpoint_checks import check_checkpoint_fields, check_policy_checkpoint
+from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS, V3_CHANNELS
+from fzmj_env.features import HF_NUM_PLANES, with_hand_features
 
 OBS_SHAPE = (NUM_CHANNELS, 27)
 ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
@@ -347,73 +341,3 @@ def build_policy(spec: dict) -> ActorCritic:
 
 
 # ---- the checkpoint reader ----------------------------------------------------------------------
-FORMAT = "fzmj-ppo"
-VERSION = 1
-
-
-def load_checkpoint(path: str | Path, map_location="cpu") -> dict:
-    """The checkpoint's dict; ``FileNotFoundError`` / ``ValueError`` with the path when unusable.
-
-    The format is described in ``train/checkpoint.py`` (which writes it).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as e:  # a truncated file, not a torch file, ... (one line of ours)
-        raise ValueError(unreadable_checkpoint(path, e)) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an fzmj PPO checkpoint (format {FORMAT!r})")
-    check_checkpoint_fields(data, str(path))  # each field's type, before it is compared or converted
-    if data.get("version", 0) > VERSION:
-        raise ValueError(f"{path}: checkpoint version {data['version']} is newer than this code ({VERSION})")
-    check_layout(data, path)
-    check_policy_checkpoint(data, build_policy, str(path))  # spec vs weight shapes, finite weights
-    return data
-
-
-def unreadable_checkpoint(path, err: Exception) -> str:
-    """One line for a file torch cannot load as plain data (torch's own text runs to several
-    lines and suggests ``weights_only=False``, which must never be done with a file from elsewhere)."""
-    if isinstance(err, pickle.UnpicklingError) and "weights only" in str(err).lower():
-        why = "it holds Python objects besides tensors and plain data, which are never loaded"
-    else:
-        why = (str(err).strip().splitlines() or [type(err).__name__])[0][:160]
-    return f"{path} is not a readable fzmj checkpoint: {why}"
-
-
-def layout_name(obs_version: str, planes: int, hf_version: str | None, hf_planes: int = HF_NUM_PLANES) -> str:
-    """``"v2 (99 planes) + hand features hf1 (18 planes)"``: an observation layout, for messages."""
-    text = f"{obs_version} ({planes} planes)"
-    return text + (f" + hand features {hf_version} ({hf_planes} planes)" if hf_version else "")
-
-
-def check_layout(data: dict, path) -> None:
-    """One-line ``ValueError`` when the checkpoint's observation layout is not this code's."""
-    spec = data.get("policy_spec") or {}
-    planes = int(spec.get("obs_planes", 97))  # checkpoints before v1, 97 planes
-    hf = data.get("hf_version") if spec.get("hand_features") else None
-    here_hf = HF_VERSION if spec.get("hand_features") else None
-    hf_planes = int(data.get("hf_planes", HF_NUM_PLANES)) if hf else 0
-    version = data.get("obs_version")
-    if (
-        version not in OBS_VERSIONS
-        or planes != OBS_VERSIONS[version]
-        or hf != here_hf
-        or (hf and hf_planes != HF_NUM_PLANES)
-    ):
-        raise ValueError(
-            f"{path}: observation layout mismatch: the policy was trained on "
-            f"{layout_name(data.get('obs_version'), planes, hf, hf_planes)}, this code encodes "
-            f"{' or '.join(layout_name(v, c, here_hf) for v, c in OBS_VERSIONS.items())}; "
-            "retrain it or use a matching checkpoint"
-        )
-
-
-def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
-    """The policy of a checkpoint, on ``device``, in eval mode: ``policy.act(obs, mask, deterministic)``."""
-    data = load_checkpoint(path, map_location=device)
-    policy = build_policy(data["policy_spec"])
-    policy.load_state_dict(data["model"])
-    return policy.to(device).eval()

@@ -1,4 +1,4 @@
-"""``ppo:PATH``: a policy checkpoint of the PPO trainer, read by ``agents/policy.py``.
+"""``ppo:PATH``: a policy checkpoint of the PPO trainer, read by ``fzmj/agents/checkpoint.py``.
 
 It acts on the CPU unless told otherwise: ``PPOAgent(..., device=...)``, or for agents made from
 spec strings (``ppo:PATH``, ``pretrained``, a ``search`` blueprint) the ``FZMJ_DEVICE``
@@ -52,7 +52,7 @@ def pretrained_path() -> Path:
 
 
 class PPOAgent(Agent):
-    """Loads ``PATH`` through ``fzmj.agents.policy.load_policy(path, device=...)``; ``device``
+    """Loads ``PATH`` through ``fzmj.agents.checkpoint.load_policy(path, device=...)``; ``device``
     None: :func:`resolve_device` (``$FZMJ_DEVICE``, else the CPU).
 
     The policy is a torch module with ``act(obs int8 (N, 99, 27), mask (N, 62),
@@ -69,7 +69,7 @@ class PPOAgent(Agent):
             raise AgentSpecError(f"no such checkpoint: {str(path)!r}")
         if p.is_dir():
             raise AgentSpecError(f"checkpoint {str(path)!r} is a directory, expected a checkpoint file")
-        from .policy import load_policy
+        from .checkpoint import load_policy
 
         try:
             policy = load_policy(str(p), device=device)

@@ -1,6 +1,6 @@
 """PPO self-play training for Fuzhou Mahjong (``fzmj-train``); see ``docs/training.md``.
 
-``fzmj.agents.policy.load_policy(path, device)`` (also ``fzmj.train.checkpoint.load_policy``) gives a trained policy with
+``fzmj.agents.checkpoint.load_policy(path, device)`` gives a trained policy with
 ``act(obs, mask, deterministic) -> actions`` for agents and the evaluator.
 """
 

@@ -245,9 +245,8 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     copies of the teacher (``bc/score_vs_teacher``). Returns the BC statistics."""
     import dataclasses
 
+    from fzmj.agents.checkpoint import save_checkpoint
     from fzmj.agents.evaluate import evaluate
-
-    from .checkpoint import save_checkpoint
 
     t0 = time.perf_counter()
     cost = search_cost(args.bc_teacher, args.bc_decisions)

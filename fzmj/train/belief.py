@@ -239,9 +239,10 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
 
     from fzmj.agents.belief import FORMAT, OBS_LAYOUTS, VERSION, check_belief_checkpoint
     from fzmj.agents.belief_net import BeliefNet
+    from fzmj.agents.checkpoint import umask
 
     from .belief_data import unpack
-    from .checkpoint import _umask, remove_stale_temporaries
+    from .checkpoint import remove_stale_temporaries
 
     ckpt = None
     if resume is not None:
@@ -322,7 +323,7 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
             try:
                 with os.fdopen(fd, "wb") as f:
                     torch.save(data, f)
-                os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
+                os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
                 os.replace(tmp, path)
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

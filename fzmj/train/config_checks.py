@@ -248,7 +248,7 @@ def memory_problems(args) -> list[str]:
 def check_before_start(args) -> None:
     """What the config names, loaded once before anything is written: the device, the pool's and
     the warm start's checkpoints, the agent specs the run will build."""
-    from .checkpoint import load_checkpoint
+    from fzmj.agents.checkpoint import load_checkpoint
 
     pick_device(args.device)
     for i, path in enumerate(args.pool_paths):

@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
+
 from .bc import (
     add_hand_features,
     behaviour_clone,
@@ -45,7 +47,6 @@ from .bc import (
     search_cost,
     warm_start,
 )
-from .checkpoint import load_checkpoint, save_checkpoint
 from .evaluation import Evaluator
 from .run_setup import make_network, write_config
 from .torch_setup import pick_device

@@ -2,7 +2,7 @@
 
     python -m fzmj.train.export_pretrained runs/cpu_default/checkpoints/latest.pt [--out agents/pretrained/fzmj_pretrained.pt]
 
-The result is an ordinary checkpoint (``fzmj.agents.policy.load_policy`` reads it; ``ppo:PATH``
+The result is an ordinary checkpoint (``fzmj.agents.checkpoint.load_policy`` reads it; ``ppo:PATH``
 plays it) that keeps the run's config, counters and any ``note`` given here.
 """
 
@@ -12,9 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from fzmj.agents.policy import load_checkpoint, load_policy
-
-from .checkpoint import save_checkpoint
+from fzmj.agents.checkpoint import load_checkpoint, load_policy, save_checkpoint
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "fzmj_pretrained.pt"
 

@@ -152,7 +152,7 @@ def make_pool(args, rng: np.random.Generator, device) -> OpponentPool | NoOppone
     """The trainer's opponents: an :class:`OpponentPool` with its fixed checkpoints, or none."""
     if args.pool_prob <= 0:
         return NoOpponents(args.num_tables)
-    from fzmj.agents.policy import load_policy
+    from fzmj.agents.checkpoint import load_policy
 
     pool = OpponentPool(
         args.num_tables,

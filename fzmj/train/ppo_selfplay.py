@@ -26,11 +26,12 @@ import threading
 import time
 from pathlib import Path
 
+from fzmj.agents.checkpoint import load_checkpoint
 from fzmj_env.cli import OneLineParser
 
 from . import distributed
 from .args import Args
-from .checkpoint import CheckpointWriteError, load_checkpoint, remove_stale_temporaries
+from .checkpoint import CheckpointWriteError, remove_stale_temporaries
 from .config import ConfigError, field_docs, load_config, resolve_config, shipped_configs
 from .config_checks import check_before_start, check_resume_checkpoint, resume_config
 from .distill import distill

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import torch
 
+from fzmj.agents.checkpoint import load_checkpoint, load_policy
+
 from .bc import warm_start
-from .checkpoint import load_checkpoint, load_policy
 from .model import OBS_SHAPE
 
 
