@@ -32,19 +32,16 @@ def test_pettingzoo_wrapper_plays_past_the_end_of_games(parallel):
     env = _wrap(make(obs_dtype="float32", info="numeric"))
     env.set_seed(0)
     td = env.rollout(3000, break_when_any_done=False)
-    group = "player" if "player" in td.keys() else next(k for k in td["next"].keys() if k not in ("done",))
-    nxt = td["next", group]
-    done = nxt["done"].squeeze(-1).all(-1)  # the game is over for the four seats
-    assert done.sum() >= 2  # several games ended and the rollout went on
-    rew = nxt["reward"].squeeze(-1)
-    assert torch.allclose(rew.sum(-1), torch.zeros(len(rew)))  # scores are zero-sum, step by step
-    assert (rew.abs().sum(-1) > 0).any()  # someone won a hand
-    # every action taken was legal in its mask
-    act = td[group, "action"]
-    mask = td[group, "action_mask"]
-    if act.ndim == mask.ndim:  # one-hot actions
-        act = act.argmax(-1)
-    assert mask.gather(-1, act.unsqueeze(-1)).all()
+    groups = list(env.group_map)  # AEC: one group per seat; Parallel: one group "player" of four
+    assert sum(len(env.group_map[g]) for g in groups) == 4
+    assert td["next", "done"].sum() >= 2  # several games ended and the rollout went on
+    rew = torch.cat([td["next", g, "reward"].reshape(len(td), -1) for g in groups], dim=1)  # (steps, 4)
+    assert torch.allclose(rew.sum(1), torch.zeros(len(rew)))  # scores are zero-sum, step by step
+    assert (rew.abs().sum(1) > 0).any()  # someone won a hand
+    for g in groups:  # every action of a seat that was to act was legal in its mask
+        act, legal, acting = td[g, "action"], td[g, "action_mask"], td[g, "mask"]
+        chosen = legal.gather(-1, act.long().unsqueeze(-1)).squeeze(-1)
+        assert chosen[acting].all() and acting.any()
 
 
 def test_pettingzoo_wrapper_with_full_infos_is_refused_by_torchrl():
