@@ -1,12 +1,14 @@
 """sb3-contrib MaskablePPO on one seat against three agents, then fzmj-eval's duplicate evaluation.
 
     pip install "fzmj[sb3]"            # stable-baselines3 + sb3-contrib
-    python examples/sb3_maskable_ppo.py --timesteps 16384 --opponents random --hands 400
+    python examples/sb3_maskable_ppo.py            # the default size: 65,536 steps, 2,000 hands
 
 Trains for ``--timesteps`` learner steps on ``SingleSeatEnv`` (seat rotated every game, float32
 flat observations, ``action_masks()`` for MaskablePPO), then plays the model against the same
-opponents with ``fzmj.agents.evaluate.evaluate`` (every wall in all four seat rotations) and prints
-the mean score per hand with its 95% CI. Under 2 minutes on 2 CPU cores with the defaults.
+opponents with ``fzmj.agents.evaluate.evaluate`` (every wall in all four seat rotations), and
+again with a random agent in its seat on the same deals (``paired="random"``): the printed
+*learning signal* is the difference, ``LEARNED`` when its 95% interval is above zero
+(``examples/_verdict.py``). Time and result at the default size: docs/integrations.md.
 """
 
 from __future__ import annotations
@@ -17,18 +19,18 @@ import time
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--timesteps", type=int, default=16384)
+    p.add_argument("--timesteps", type=int, default=65536)
     p.add_argument("--opponents", default="random", help="agent spec of the three opponents (default random)")
-    p.add_argument("--hands", type=int, default=400, help="evaluation hands (duplicate format)")
+    p.add_argument("--hands", type=int, default=2000, help="evaluation hands (duplicate format)")
     p.add_argument("--n-envs", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save", default=None, help="save the model here (.zip)")
     args = p.parse_args(argv)
 
     import torch
+    from _verdict import learning_verdict
     from sb3_contrib import MaskablePPO
 
-    from fzmj.agents.evaluate import evaluate
     from fzmj.integrations.sb3 import SB3Agent, make_vec_env
 
     torch.set_num_threads(1)  # small MLP: threads cost more than they bring
@@ -58,14 +60,8 @@ def main(argv=None) -> int:
         model.save(args.save)
 
     agent = SB3Agent(model, name="maskable_ppo")
-    res = evaluate([agent, args.opponents], hands=args.hands, seed=args.seed, progress=False)
-    a = res["agents"]["maskable_ppo"]
-    ci = a["ci95"]
-    print(
-        f"maskable_ppo vs 3x {args.opponents}: {a['mean_score']:+.2f} points/hand "
-        f"(95% CI [{ci[0]:+.2f}, {ci[1]:+.2f}], {res['hands']} hands), win rate {a['win_rate']:.1%}; "
-        f"illegal choices replaced: {agent.illegal_replaced}"
-    )
+    learning_verdict(agent, args.opponents, args.hands, args.seed)
+    print(f"illegal choices replaced: {agent.illegal_replaced}")
     print(f"total {time.perf_counter() - t0:.1f} s")
     return 0
 

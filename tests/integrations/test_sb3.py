@@ -5,11 +5,7 @@ Needs ``stable-baselines3`` and ``sb3-contrib`` (``pip install fzmj[sb3]``; CI i
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,8 +22,6 @@ from stable_baselines3.common.vec_env import DummyVecEnv  # noqa: E402
 
 from fzmj.integrations.gymnasium import SingleSeatEnv  # noqa: E402
 from fzmj.integrations.sb3 import SB3Agent  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -81,26 +75,9 @@ def test_maskable_ppo_trains_without_illegal_actions():
     assert agent.act(obs, mask).tolist() == [61, 61, 61] and agent.illegal_replaced == 0
 
 
-def test_sb3_example_runs():
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "examples" / "sb3_maskable_ppo.py"),
-            "--timesteps",
-            "256",
-            "--hands",
-            "16",
-            "--n-envs",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert "points/hand" in out.stdout and "illegal choices replaced: 0" in out.stdout
+def test_sb3_example_runs(run_example):
+    out = run_example("sb3_maskable_ppo.py", "--timesteps", "256", "--hands", "16", "--n-envs", "2")
+    assert "illegal choices replaced: 0" in out
 
 
 def test_plain_ppo_learns_with_substitute_and_sb3agent_reads_the_model_space():

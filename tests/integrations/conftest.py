@@ -1,0 +1,39 @@
+"""Shared by the library integration tests: the ``run_example`` fixture runs an example script at a small size."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run_example(script: str, *args: str, env: dict | None = None, timeout: int = 600) -> str:
+    """Run ``examples/<script>`` with this interpreter and the checkout first on the path; return its stdout.
+
+    Fails the test (with the tail of both streams) when the script exits non-zero, and checks the
+    closing lines every example prints: the score line and the learning verdict.
+    """
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        timeout=timeout,
+    )
+    assert out.returncode == 0, (out.stdout[-2000:], out.stderr[-3000:])
+    assert "points/hand" in out.stdout, out.stdout[-2000:]
+    verdicts = [line for line in out.stdout.splitlines() if line.startswith("learning signal: ")]
+    assert len(verdicts) == 1 and verdicts[0].endswith(("-> LEARNED", "-> NOT SHOWN")), out.stdout[-2000:]
+    return out.stdout
+
+
+@pytest.fixture
+def run_example():
+    """``run_example(script, *args, env=None, timeout=600)`` -> the example's stdout (see ``_run_example``)."""
+    return _run_example
