@@ -76,11 +76,14 @@ def run(cmd: list[str], cwd: Path | None = None) -> tuple[str, float, float]:
     return p.stdout, wall, cpu
 
 
-def evaluate(agents: list[str], hands: int, seed: int | None, cwd: Path | None = None) -> str:
+def evaluate(
+    agents: list[str], hands: int, seed: int | None, cwd: Path | None = None, agent_seed: int | None = None
+) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         cmd = [str(BIN / "fzmj-eval"), "--agents", *agents, "--hands", str(hands), "--workers", "2"]
         cmd += ["--no-progress", "--out", str(out)] + (["--seed", str(seed)] if seed is not None else [])
+        cmd += ["--agent-seed", str(agent_seed)] if agent_seed is not None else []  # random agents' streams
         run(cmd, cwd=cwd)
         slot = json.loads(out.read_text())["per_slot"][0]
     lo, hi = slot["ci95"]
@@ -116,7 +119,8 @@ def quickstart() -> None:
         line("time", f"{wall / 60:.1f} min wall, {cpu:,.0f} CPU s (load average {start} before, {load()} after)")
         ckpt = Path(tmp) / "runs" / "quickstart" / "checkpoints" / "latest.pt"
         line(
-            "follow-up: fzmj-eval --agents ppo:... random --hands 2000", evaluate([f"ppo:{ckpt}", "random"], 2000, None)
+            "follow-up: fzmj-eval --agents ppo:... random --hands 2000 --seed 0 --agent-seed 0",
+            evaluate([f"ppo:{ckpt}", "random"], 2000, 0, agent_seed=0),
         )
 
 

@@ -102,5 +102,5 @@ def test_warm_start_and_teacher_term_in_a_smoke_run(tmp_path, mode, capsys):
 
 def test_kl_teacher_needs_a_bc_policy():
     with pytest.raises(SystemExit) as e:
-        main(["--set", "teacher_coef=0.1", "--set", "teacher_mode=kl"])
+        main(["--config", "ppo_smoke", "--set", "teacher_coef=0.1", "--set", "teacher_mode=kl"])
     assert e.value.code == 2
