@@ -276,8 +276,7 @@ def _one_error_line(capsys, fn, argv, prog: str) -> str:
 
 
 def test_fzmj_demo_and_fzmj_eval_refuse_bad_rules_files(tmp_path, capsys):
-    from fzmj.agents import evaluate
-    from fzmj_env import demo
+    from fzmj.agents import demo, evaluate
 
     files, big = _bad_files(tmp_path)
     for path, fragment in [*files.values(), (big, "scoring.base")]:

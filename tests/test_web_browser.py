@@ -653,13 +653,18 @@ def test_review_and_play_pages_show_each_discards_danger(page, match_record, tmp
         [make_agent(f"random:{i}") for i in (1, 2, 3)], seat=0, hands=1, seed=3,
         record_path=tmp_path / "p.json", reviewer=make_agent("heuristic"), danger=load_belief("belief"),
     )  # fmt: skip
+    while not any(
+        a < 27 for a, _ in session.state()["legal"]
+    ):  # to the person's first turn (a claim window shows no danger)
+        st = session.state()
+        session.act(st["legal"][0][0], st["version"])
     server = P.make_server(session, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         page.goto(server.url)
         page.wait_for_function("document.body.dataset.version !== undefined")
         legal = sorted(a for a, _ in session.state()["legal"] if a < 27)
-        assert legal  # the person's first decision is a turn (seed 3)
+        assert legal  # the person's decision is a turn
         page.check("#hint")
         page.wait_for_selector("#hintbox .danger .dz")
         shown = page.locator("#hintbox .danger .dz").evaluate_all("els => els.map(e => +e.dataset.kind)")
