@@ -232,7 +232,8 @@ def _draw_lowers(st, w, gold, s_cur, j, mm):
 
 
 @njit(cache=True, inline="always")
-def _edge(k):
+def edge_class(k):
+    """A suit kind's rank class: 2 terminal (1, 9), 1 next to one (2, 8), 0 inside."""
     r = k % 9
     if r == 0 or r == 8:
         return 2
@@ -338,7 +339,7 @@ def best_discard(st, w, gold, mk, use_mask):
         w[_C + k] -= 1
         a = _discard_acceptance(st, w, gold, best_s, k, mm)
         w[_C + k] += 1
-        tb = (w[_VIS + k] - w[_C + k]) * 4 + _edge(k)  # seen elsewhere (safer, less useful), then terminals
+        tb = (w[_VIS + k] - w[_C + k]) * 4 + edge_class(k)  # seen elsewhere (safer, less useful), then terminals
         if a > best_a or (a == best_a and tb > best_tb):
             best_a = a
             best_tb = tb

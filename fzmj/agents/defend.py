@@ -51,7 +51,7 @@ from fzmj_env.encode import (
     S_RECENT,
     SEAT_PLANES,
 )
-from fzmj_env.features import NO_SHANTEN, WS_SIZE, WS_UNSEEN, decode, discard_table
+from fzmj_env.features import NO_SHANTEN, WS_SIZE, WS_UNSEEN, decode, discard_table, edge_class
 
 from .base import Agent, AgentSpecError, as_batch, reset_agent
 from .defend_tables import COST, READY, WAIT
@@ -65,16 +65,6 @@ READY_MELDS = 5  # melds (concealed kongs included): 0..4
 READY_CELLS = READY_DISC * READY_MELDS
 KIND_CELLS = 2 * 4 * 3 * 2 * 2  # discarded by r, unseen 0..3, edge class, suji, near r's recent discards
 COST_FLOWERS = 13
-
-
-@njit(cache=True, inline="always")
-def _edge_class(k):
-    r = k % 9
-    if r == 0 or r == 8:
-        return 2
-    if r == 1 or r == 7:
-        return 1
-    return 0
 
 
 @njit(cache=True)
@@ -120,7 +110,7 @@ def danger_cells(o, w, cells):
                 for j in range(max(base, k - 2), min(base + 8, k + 2) + 1):
                     if o[b + S_RECENT + i, j]:
                         near = 1
-            cells[r, k] = (((disc * 4 + u) * 3 + _edge_class(k)) * 2 + suji) * 2 + near
+            cells[r, k] = (((disc * 4 + u) * 3 + edge_class(k)) * 2 + suji) * 2 + near
     return 0
 
 
