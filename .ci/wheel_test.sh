@@ -3,12 +3,21 @@
 # everything else from PyPI through pip's cache), and from a folder that is not the repository
 # train a shipped config by name for a few updates, evaluate `pretrained` (its weights are package
 # data), write a replay page from a record the evaluation kept, and make the gym env.
-#   .ci/wheel_test.sh [WORK_DIR]     (default: a fresh temporary folder, removed at the end)
+#   .ci/wheel_test.sh [--install-only | --checks-only] [WORK_DIR]
+# WORK_DIR defaults to a fresh temporary folder, removed at the end. .ci/run splits the two halves
+# (--install-only WORK, later --checks-only WORK) so the install overlaps the other venvs' installs.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 PY="${PYTHON:-python3}"
-if [ $# -ge 1 ]; then WORK="$1"; mkdir -p "$WORK"; else WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
+PHASE=all
+case "${1:-}" in
+    --install-only) PHASE=install; shift ;;
+    --checks-only) PHASE=checks; shift ;;
+esac
+if [ "$PHASE" != all ] && [ $# -lt 1 ]; then echo "wheel_test.sh: --install-only and --checks-only need a WORK_DIR" >&2; exit 2; fi
+if [ $# -ge 1 ]; then WORK="$(mkdir -p "$1" && cd "$1" && pwd)"; else WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT; fi
 t0=$SECONDS
+if [ "$PHASE" != checks ]; then
 
 # build from a copy of the files git knows (tracked, or untracked and not ignored): an in-tree
 # build would leave build/ in the checkout, whose stale files setuptools puts in the next wheel
@@ -19,6 +28,10 @@ WHEEL="$(ls "$WORK"/dist/fzmj-*.whl)"
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q torch==2.13.0      # the CPU build; a bare `torch` pulls CUDA
 "$WORK/venv/bin/python" -m pip install -q "$WHEEL"
+echo "wheel built and installed: $(basename "$WHEEL"), $((SECONDS - t0)) s"
+fi
+[ "$PHASE" = install ] && exit 0
+WHEEL="$(ls "$WORK"/dist/fzmj-*.whl)"
 t1=$SECONDS
 
 mkdir -p "$WORK/outside"
@@ -66,4 +79,4 @@ while not done:
     done, steps = term or trunc, steps + 1
 print(f"gym env: fzmj/SingleSeat-v0, one hand in {steps} steps, reward {reward}")
 EOF
-echo "wheel test passed: $(basename "$WHEEL"); build and install $((t1 - t0)) s, checks $((SECONDS - t1)) s"
+echo "wheel test passed: $(basename "$WHEEL"); checks $((SECONDS - t1)) s"

@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -50,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "ppo_gpu.yaml"
 
 FULL = dict(train_steps=16, train_updates=3, eval_hands=512, search_hands=4, search_spec="worlds=64,top=3,late=20")
-TINY = dict(train_steps=4, train_updates=2, eval_hands=8, search_hands=1, search_spec="worlds=2,top=2,late=40")
+TINY = dict(train_steps=16, train_updates=2, eval_hands=8, search_hands=1, search_spec="worlds=2,top=2,late=40")
 TINY_TRAIN = ["num_tables=8", "hidden_sizes=[32,32]", "num_minibatches=2", "env_threads=1"]
 
 
@@ -106,7 +105,23 @@ def config_args(tiny: bool):
 
 
 # ---- 1. the trainer ----------------------------------------------------------------------------
-_UPDATE = re.compile(r"update (\d+)/(\d+) \| step ([\d,]+) \| SPS ([\d,]+) \(([\d.]+)s \+ ([\d.]+)s\)")
+def _update_times(runs_dir: Path) -> list[dict]:
+    """Each update's rollout and update seconds, from the run's TensorBoard charts (the console
+    line prints tenths of a second, too coarse for a tiny run)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    charts = {}
+    for events in runs_dir.rglob("events.out.tfevents.*"):
+        acc = EventAccumulator(str(events.parent), size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in ("perf/rollout_seconds", "perf/update_seconds"):
+            if tag in acc.Tags()["scalars"]:
+                charts[tag] = [(e.step, e.value) for e in acc.Scalars(tag)]
+    pairs = zip(charts.get("perf/rollout_seconds", []), charts.get("perf/update_seconds", []), strict=True)
+    return [
+        {"update": i + 1, "step": step, "rollout_s": round(roll, 4), "update_s": round(upd, 4)}
+        for i, ((step, roll), (_, upd)) in enumerate(pairs)
+    ]
 
 
 def check_train(device: str, sizes: dict, tiny: bool) -> dict:
@@ -130,24 +145,27 @@ def check_train(device: str, sizes: dict, tiny: bool) -> dict:
         t0 = time.perf_counter()
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
-        return {"error": f"fzmj-train exited {p.returncode}: {' | '.join(tail)}"}
-    updates = [
-        {"update": int(m[1]), "sps": int(m[4].replace(",", "")), "rollout_s": float(m[5]), "update_s": float(m[6])}
-        for m in _UPDATE.finditer(p.stdout)
-    ]
+        if p.returncode != 0:
+            tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+            return {"error": f"fzmj-train exited {p.returncode}: {' | '.join(tail)}"}
+        updates = _update_times(Path(tmp))
     if not updates:
-        return {"error": "fzmj-train printed no update line"}
+        return {"error": "fzmj-train wrote no perf/rollout_seconds charts"}
     later = updates[1:] or updates  # the first update pays the compile and the CUDA start
     roll = sum(u["rollout_s"] for u in later)
     upd = sum(u["update_s"] for u in later)
+    steps = per_update * len(later)
+
+    def rate(n: float, seconds: float):
+        # the trainer prints tenths of a second: a tiny run's phase can read 0.0 s, so no rate
+        return round(n / seconds) if seconds > 0 else None
+
     return {
         "steps_per_update": per_update,
         "updates": updates,
-        "env_steps_per_s": round(per_update * len(later) / (roll + upd)),
-        "rollout_steps_per_s": round(per_update * len(later) / roll),
-        "rollout_share": round(roll / (roll + upd), 3),
+        "env_steps_per_s": rate(steps, roll + upd),
+        "rollout_steps_per_s": rate(steps, roll),
+        "rollout_share": round(roll / (roll + upd), 3) if roll + upd > 0 else None,
         "process_wall_s": round(wall, 1),
     }
 

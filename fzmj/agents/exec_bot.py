@@ -618,7 +618,9 @@ class ExecAgent(Agent):
         return self._fallback
 
     def _say(self, what: str) -> None:
-        sys.stderr.write(f"fzmj: exec bot {self.name!r}: {what}\n")
+        # a spec holds a command line of any length: its head and tail name the bot well enough
+        name = self.name if len(self.name) <= 100 else f"{self.name[:60]}...{self.name[-37:]}"
+        sys.stderr.write(f"fzmj: exec bot {name!r}: {what}\n")
         sys.stderr.flush()
 
     def _fault(self, e: _BotFault, tables: int) -> None:
