@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .policy import BinaryLinear
+from .binary_linear import BinaryLinear
 
 MAX_COUNT = 4  # copies of a suit kind
 SPEC_KEYS = {"num_channels", "hidden"}
@@ -78,7 +78,7 @@ class BeliefNet(nn.Module):
         """The predictions of ``fzmj.agents.belief.BeliefModel.predict`` as tensors."""
         out = self(obs)
         dist = torch.softmax(out["concealed"], dim=-1)
-        counts = torch.arange(MAX_COUNT + 1, dtype=dist.dtype)
+        counts = torch.arange(MAX_COUNT + 1, dtype=dist.dtype, device=dist.device)
         win = torch.sigmoid(out["win_on"])
         return {
             "concealed": (dist * counts).sum(-1),
@@ -87,6 +87,38 @@ class BeliefNet(nn.Module):
             "win_on": win,
             "danger": 1.0 - torch.prod(1.0 - win, dim=1),
         }
+
+
+# ---- the belief as binary planes, a policy's input (ActorCritic(belief_planes=True)) ---------------
+BELIEF_PLANES_VERSION = "bp1"
+DANGER_LEVELS = (0.02, 0.05, 0.10, 0.20, 0.40)  # P(discarding k deals in) at or above each
+WIN_ON_LEVELS = (0.10, 0.30)  # per seat: P(it may win on a discard of k) at or above each
+BELIEF_NUM_PLANES = len(DANGER_LEVELS) + 3 + 3 * len(WIN_ON_LEVELS)  # 14
+
+
+@torch.no_grad()
+def belief_planes(net: BeliefNet, obs: torch.Tensor) -> torch.Tensor:
+    """``(N, BELIEF_NUM_PLANES, 27)`` int8 0/1 planes from the belief of one seat's observation
+    ``obs`` ``(N, C, 27)`` (its first ``num_channels`` planes are the belief's input), so that a
+    policy's binary first layer reads them like every other plane. Thermometer codes, column k =
+    kind k: five planes of the danger of discarding k (``DANGER_LEVELS``); three of each other
+    seat's P(ready), column j set when it is at least (j + 0.5) / 27; six of each other seat's
+    P(wins on k) (``WIN_ON_LEVELS``). Seats in relative order (下家, opposite, 上家)."""
+    x = obs[:, : net.spec["num_channels"]]
+    hidden = net.trunk(net.first(x.reshape(x.shape[0], -1)))  # the concealed head is not needed here
+    win = torch.sigmoid(net.win_on(hidden)).reshape(-1, 3, 27)
+    danger = 1.0 - torch.prod(1.0 - win, dim=1)  # (N, 27)
+    ready = torch.sigmoid(net.ready(hidden))  # (N, 3)
+    dev = win.device
+    d_levels = torch.tensor(DANGER_LEVELS, device=dev)
+    w_levels = torch.tensor(WIN_ON_LEVELS, device=dev)
+    r_levels = (torch.arange(27, device=dev, dtype=win.dtype) + 0.5) / 27
+    planes = [
+        danger[:, None, :] >= d_levels[None, :, None],
+        ready[:, :, None] >= r_levels[None, None, :],
+        (win[:, :, None, :] >= w_levels[None, None, :, None]).flatten(1, 2),
+    ]
+    return torch.cat(planes, dim=1).to(torch.int8)
 
 
 def build_belief_net(spec: dict) -> BeliefNet:

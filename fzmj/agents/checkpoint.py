@@ -9,6 +9,7 @@ A checkpoint is one ``torch.save`` file of plain data (loadable with ``weights_o
     obs_version   "v1"                policy_spec   ActorCritic's constructor arguments
     obs_planes    99 (base planes)    hf_version    "hf1" with hand features, else None
     hf_planes     18 with hand features, else 0
+    bp_version    "bp1" with belief planes (policy_spec belief_planes, belief_spec), else absent
     model         the policy's state_dict
     optimizer     the optimizer's state_dict
     config        the training config (a dict of the Args fields)
@@ -35,6 +36,7 @@ import torch
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, OBS_VERSIONS
 from fzmj_env.features import HF_NUM_PLANES, HF_VERSION
 
+from .belief_net import BELIEF_NUM_PLANES, BELIEF_PLANES_VERSION
 from .checkpoint_checks import check_checkpoint_fields, check_policy_checkpoint
 from .policy import ActorCritic, build_policy
 
@@ -99,6 +101,12 @@ def check_layout(data: dict, path) -> None:
             f"{' or '.join(layout_name(v, c, here_hf) for v, c in OBS_VERSIONS.items())}; "
             "retrain it or use a matching checkpoint"
         )
+    bp = data.get("bp_version") if spec.get("belief_planes") else None
+    if spec.get("belief_planes") and bp != BELIEF_PLANES_VERSION:
+        raise ValueError(
+            f"{path}: the policy reads belief planes {bp!r}, this code makes {BELIEF_PLANES_VERSION!r} "
+            f"({BELIEF_NUM_PLANES} planes); retrain it or use a matching checkpoint"
+        )
 
 
 def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
@@ -150,6 +158,7 @@ def save_checkpoint(
         "obs_planes": int(policy.spec.get("obs_planes", NUM_CHANNELS)),
         "hf_version": HF_VERSION if policy.spec.get("hand_features") else None,
         "hf_planes": HF_NUM_PLANES if policy.spec.get("hand_features") else 0,
+        **({"bp_version": BELIEF_PLANES_VERSION} if policy.spec.get("belief_planes") else {}),
         "policy_spec": dict(policy.spec),
         "model": {k: v.detach().cpu() for k, v in policy.state_dict().items()},
         "optimizer": optimizer.state_dict() if optimizer is not None else None,

@@ -30,8 +30,8 @@ def _first(items, n: int = 3) -> str:
 # type a checkpoint written by train/checkpoint.py holds (None = the field may be null).
 _INT, _STR, _BOOL = (int,), (str,), (bool,)
 _FIELDS = {"version": _INT, "obs_version": _STR, "obs_planes": _INT, "hf_version": _STR + (type(None),),
-           "hf_planes": _INT, "update": _INT, "global_step": _INT}  # fmt: skip
-_SPEC_FIELDS = {"obs_planes": _INT, "hand_features": _BOOL, "oracle_critic": _BOOL}
+           "hf_planes": _INT, "bp_version": _STR, "update": _INT, "global_step": _INT}  # fmt: skip
+_SPEC_FIELDS = {"obs_planes": _INT, "hand_features": _BOOL, "oracle_critic": _BOOL, "belief_planes": _BOOL}
 
 
 def _type_name(types: tuple) -> str:

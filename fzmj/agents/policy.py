@@ -27,110 +27,18 @@ import math
 import numpy as np
 import torch
 import torch.nn as nn
-from numba import njit
 
 from fzmj_env.actions import NUM_ACTIONS
-from fzmj_env.checks import check_input_width, check_policy_input
+from fzmj_env.checks import check_policy_input
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, ORACLE_CHANNELS, V3_CHANNELS
 from fzmj_env.features import HF_NUM_PLANES, with_hand_features
+
+from .belief_net import BELIEF_NUM_PLANES, belief_planes, build_belief_net
+from .binary_linear import BinaryLinear
 
 OBS_SHAPE = (NUM_CHANNELS, 27)
 ORACLE_SHAPE = (ORACLE_CHANNELS, 27)
 ILLEGAL_LOGIT = -1e8  # exp() underflows to exactly 0 in float32, and 0 * ILLEGAL_LOGIT stays finite
-
-
-# ---- the binary first layer -------------------------------------------------------------------
-@njit(cache=True)
-def active_indices(x):
-    """Where ``x`` (N, D) int8 is nonzero, row by row: ``(idx (N, K) int32 padded with -1, count (N,))``."""
-    n, d = x.shape
-    count = np.zeros(n, np.int64)
-    for i in range(n):
-        c = 0
-        for j in range(d):
-            if x[i, j] != 0:
-                c += 1
-        count[i] = c
-    out = np.full((n, max(1, count.max())), -1, np.int32)
-    for i in range(n):
-        c = 0
-        row = out[i]
-        for j in range(d):
-            if x[i, j] != 0:
-                row[c] = j
-                c += 1
-    return out, count
-
-
-@njit(cache=True, fastmath=True)
-def _gather_sum(idx, count, w, out):
-    """out[i] = sum of w[j] over the active j of row i."""
-    for i in range(idx.shape[0]):
-        acc = out[i]
-        acc[:] = 0.0
-        for c in range(count[i]):
-            row = w[idx[i, c]]
-            for u in range(acc.shape[0]):
-                acc[u] += row[u]
-
-
-@njit(cache=True, fastmath=True)
-def _scatter_sum(idx, count, g, gw):
-    """gw[j] += g[i] for every active j of row i (the weight gradient of ``_gather_sum``)."""
-    for i in range(idx.shape[0]):
-        gi = g[i]
-        for c in range(count[i]):
-            row = gw[idx[i, c]]
-            for u in range(gi.shape[0]):
-                row[u] += gi[u]
-
-
-class _BinaryMatmul(torch.autograd.Function):
-    """``x @ w`` for a 0/1 ``x`` given as active indices (CPU only); gradient for ``w`` only."""
-
-    @staticmethod
-    def forward(ctx, idx: torch.Tensor, count: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        out = torch.empty(idx.shape[0], w.shape[1], dtype=w.dtype)
-        _gather_sum(idx.numpy(), count.numpy(), w.detach().contiguous().numpy(), out.numpy())
-        ctx.save_for_backward(idx, count)
-        ctx.w_shape = w.shape
-        return out
-
-    @staticmethod
-    def backward(ctx, grad_out):
-        idx, count = ctx.saved_tensors
-        gw = torch.zeros(ctx.w_shape, dtype=grad_out.dtype)
-        _scatter_sum(idx.numpy(), count.numpy(), grad_out.contiguous().numpy(), gw.numpy())
-        return None, None, gw
-
-
-class BinaryLinear(nn.Module):
-    """``y = x @ weight + bias`` for a flattened 0/1 int8 ``x`` (weight is ``(in, out)``).
-
-    ``mode``: ``"sparse"`` (sum of the weight rows of the ones; CPU only), ``"dense"`` (float
-    matmul) or ``"auto"`` (sparse on CPU, dense elsewhere). The result is the same.
-    """
-
-    def __init__(self, in_features: int, out_features: int, mode: str = "auto"):
-        super().__init__()
-        if mode not in ("auto", "sparse", "dense"):
-            raise ValueError(f"mode must be auto, sparse or dense, got {mode!r}")
-        self.in_features, self.out_features, self.mode = in_features, out_features, mode
-        w = torch.empty(out_features, in_features)
-        nn.init.orthogonal_(w, math.sqrt(2))
-        self.weight = nn.Parameter(w.t().contiguous())
-        self.bias = nn.Parameter(torch.zeros(out_features))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input_width(x, self.in_features)  # the sparse kernel indexes weight rows by column
-        sparse = self.mode == "sparse" or (self.mode == "auto" and x.device.type == "cpu")
-        if sparse and x.device.type == "cpu" and self.weight.dtype == torch.float32:
-            idx, count = active_indices(x.to(torch.int8).contiguous().numpy())
-            return _BinaryMatmul.apply(torch.from_numpy(idx), torch.from_numpy(count), self.weight) + self.bias
-        return torch.addmm(self.bias, x.to(self.weight.dtype), self.weight)
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, mode={self.mode}"
 
 
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -195,8 +103,11 @@ class ActorCritic(nn.Module):
 
     ``spec`` (stored in checkpoints, see :func:`build_policy`): ``network`` ("mlp" | "resnet"),
     ``hidden_sizes``, ``res_channels``, ``res_blocks``, ``input_layer``, ``oracle_critic``,
-    ``obs_planes`` (the base observation's planes) and ``hand_features`` (append the
-    ``fzmj_env/features.py`` planes, computed from the observation: :meth:`prepare`).
+    ``obs_planes`` (the base observation's planes), ``hand_features`` (append the
+    ``fzmj_env/features.py`` planes, computed from the observation: :meth:`prepare`) and
+    ``belief_planes`` with ``belief_spec`` (append the planes of a frozen belief network,
+    ``belief_net.belief_planes``; its weights are the ``belief.*`` entries of the state dict, so
+    a checkpoint carries the belief it was trained with).
     """
 
     def __init__(
@@ -209,6 +120,8 @@ class ActorCritic(nn.Module):
         oracle_critic: bool = False,
         obs_planes: int = NUM_CHANNELS,
         hand_features: bool = False,
+        belief_planes: bool = False,
+        belief_spec: dict | None = None,
     ):
         super().__init__()
         self.spec = dict(
@@ -224,7 +137,21 @@ class ActorCritic(nn.Module):
         self.oracle_critic = oracle_critic
         self.obs_planes, self.hand_features = obs_planes, hand_features
         self.obs_version = "v3" if obs_planes == V3_CHANNELS else OBS_VERSION
-        self.in_planes = obs_planes + (HF_NUM_PLANES if hand_features else 0)
+        # host_planes: what prepare_host gives (and the rollout stores); in_planes: the network's input
+        self.host_planes = obs_planes + (HF_NUM_PLANES if hand_features else 0)
+        self.belief_planes = bool(belief_planes)
+        if self.belief_planes:  # the keys only then: the specs of every other checkpoint stay as they were
+            if belief_spec is None:
+                raise ValueError("belief_planes needs belief_spec (the belief network's spec)")
+            self.belief = build_belief_net(belief_spec).requires_grad_(False)
+            if self.belief.spec["num_channels"] > obs_planes:
+                raise ValueError(
+                    f"the belief reads {self.belief.spec['num_channels']} planes, the observation has {obs_planes}"
+                )
+            self.spec.update(belief_planes=True, belief_spec=dict(self.belief.spec))
+        elif belief_spec is not None:
+            raise ValueError("belief_spec is given but belief_planes is false")
+        self.in_planes = self.host_planes + (BELIEF_NUM_PLANES if self.belief_planes else 0)
         C, W = self.in_planes, OBS_SHAPE[1]
         if network == "mlp":
             self.trunk = MLPTrunk(C * W, list(hidden_sizes), input_layer)
@@ -279,10 +206,13 @@ class ActorCritic(nn.Module):
             )
         if self.hand_features and obs.shape[1] == self.obs_planes:
             obs = torch.from_numpy(with_hand_features(obs.cpu().numpy())).to(obs.device)
+        if self.belief_planes and obs.shape[1] == self.host_planes:
+            obs = torch.cat([obs, belief_planes(self.belief, obs[:, : self.obs_planes])], dim=1)
         if obs.shape[1] != self.in_planes:
             raise ValueError(
                 f"this policy takes {self.obs_planes} observation planes"
-                f"{' + hand features' if self.hand_features else ''}, got {obs.shape[1]}"
+                f"{' + hand features' if self.hand_features else ''}"
+                f"{' + belief planes' if self.belief_planes else ''}, got {obs.shape[1]}"
             )
         return obs
 
@@ -323,7 +253,7 @@ class ActorCritic(nn.Module):
         mask = torch.as_tensor(mask, device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
-        planes = obs.shape[1] if obs.shape[1] in (self.in_planes, V3_CHANNELS) else self.obs_planes
+        planes = obs.shape[1] if obs.shape[1] in (self.in_planes, self.host_planes, V3_CHANNELS) else self.obs_planes
         check_policy_input(obs, mask, planes)  # shapes, dtypes, 0/1 values, a legal action per row
         logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)

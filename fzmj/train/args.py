@@ -97,9 +97,13 @@ class Args:
     oracle_critic: bool = False
     """the critic also sees the oracle planes (hidden state); the policy never does"""
     hand_features: bool = False
+    """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
+    belief_planes: bool = False
+    """append 14 planes of a frozen belief model's reading (danger of each discard, each other seat's P(ready) and P(wins on each kind); fzmj/agents/belief_net.py, docs/belief.md); the checkpoint carries the belief's weights"""
+    belief_model: str = "belief"
+    """with belief_planes: the belief model whose weights the network starts with (belief, the shipped one, or belief:PATH); it must be of the run's preset and read the run's observation"""
     obs_version: int = 2
     """the observation layout the network reads: 2 (99 planes) or 3 (v2's planes, then the public history: each seat's discards in order with their turn, melds with source and turn, flowers' turns, match scores; docs/observation.md)"""
-    """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
 
     # ---- warm start: behaviour cloning (train/bc.py) --------------------------------------------
     bc_decisions: int = 0

@@ -104,6 +104,7 @@ COMMAND_LINE_ONLY = (
     "pool_paths",
     "league_dir",
     "rules",
+    "belief_model",
 )
 
 
@@ -261,9 +262,21 @@ def check_before_start(args) -> None:
             spec = load_checkpoint(args.bc_checkpoint)["policy_spec"]
         except (FileNotFoundError, ValueError) as e:
             raise ConfigError(f"bc_checkpoint: {e}") from None
-        changes = network_changes(spec, args, keys=(*NETWORK_KEYS, "hand_features"))
+        changes = network_changes(spec, args, keys=(*NETWORK_KEYS, "hand_features", "belief_planes"))
         if changes:
             raise ConfigError(f"bc_checkpoint: its network differs from the config's: {changes[0]}")
+    if args.belief_planes:
+        from fzmj.agents.belief import load_belief
+
+        try:
+            belief = load_belief(args.belief_model, rules=args.rules)
+        except ValueError as e:  # AgentSpecError: a missing file, another preset, a bad checkpoint
+            raise ConfigError(f"belief_model: {str(e).splitlines()[0]}") from None
+        if belief.num_channels > obs_channels(f"v{args.obs_version}"):
+            raise ConfigError(
+                f"belief_model: {belief.name} reads observation {belief.obs_version}, "
+                f"the run's network obs_version={args.obs_version}"
+            )
     # every agent spec of the config, whether this run uses it or not: a mistyped one that is
     # unused today (``bc_teacher=nope`` with cloning off) is still a mistake in the config, and it
     # would surface only when a later run turns the feature on

@@ -66,7 +66,12 @@ def make_env(args, env_seed: int, env_threads: int, auto_reset: bool) -> VectorE
 
 
 def make_network(args, device: torch.device) -> ActorCritic:
-    return ActorCritic(
+    belief = None
+    if args.belief_planes:  # the belief's weights are the network's from now on (a resume loads its own)
+        from fzmj.agents.belief import load_belief
+
+        belief = load_belief(args.belief_model, rules=args.rules).net
+    agent = ActorCritic(
         args.network,
         args.hidden_sizes,
         args.res_channels,
@@ -75,7 +80,12 @@ def make_network(args, device: torch.device) -> ActorCritic:
         args.oracle_critic,
         obs_planes=obs_channels(f"v{args.obs_version}"),
         hand_features=args.hand_features,
-    ).to(device)
+        belief_planes=args.belief_planes,
+        belief_spec=None if belief is None else belief.spec,
+    )
+    if belief is not None:
+        agent.belief.load_state_dict(belief.state_dict())
+    return agent.to(device)
 
 
 def write_config(writer, args, global_step: int) -> None:
@@ -132,7 +142,7 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
     buffer = SelfPlayBuffer(
         B,
         (T + advantages.carry_room) * B,
-        (agent.in_planes, OBS_SHAPE[1]),
+        (agent.host_planes, OBS_SHAPE[1]),  # belief planes are made from these at each forward
         NUM_ACTIONS,
         device,
         ORACLE_SHAPE if args.oracle_critic else None,
