@@ -125,7 +125,7 @@ def quickstart() -> None:
 
 
 def tests() -> None:
-    print("tests (the README's test command: python -m pytest -q)")
+    print("tests (the README's test command: python -m pytest -q -n auto)")
     out, _, _ = run([sys.executable, "-m", "pytest", "--collect-only", "-q"], cwd=ROOT)
     m = re.search(r"(\d+) tests? collected", out) or re.search(r"(\d+) tests? collected", out.replace("\n", " "))
     collected = m.group(1) if m else out.strip().splitlines()[-1]
