@@ -40,12 +40,17 @@ def checkpoint(runs: Path, name: str) -> Path:
     return runs / name / "checkpoints" / "latest.pt"
 
 
-def trained_steps(path: Path) -> int:
+def trained(path: Path, steps: int) -> bool:
+    """Whether the run there is a finished run of ``steps`` env steps (the trainer rounds the
+    steps down to whole updates)."""
     if not path.is_file():
-        return 0
+        return False
     from fzmj.agents.checkpoint import load_checkpoint
 
-    return int(load_checkpoint(path)["global_step"])
+    data = load_checkpoint(path)
+    cfg = data["config"]
+    per_update = cfg["num_tables"] * cfg["num_steps"]
+    return cfg["total_timesteps"] == steps and data["global_step"] + per_update > steps
 
 
 def train(runs: Path, name: str, steps: int, threads: int) -> float:
@@ -64,11 +69,34 @@ def train(runs: Path, name: str, steps: int, threads: int) -> float:
 def paired(agent: str, ref: str, seed: int, hands: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "eval.json"
-        cmd = [sys.executable, "-m", "fzmj.agents.evaluate.cli", "--agents", agent, "heuristic", "--paired", ref,
+        cmd = [str(Path(sys.executable).parent / "fzmj-eval"), "--agents", agent, "heuristic", "--paired", ref,
                "--hands", str(hands), "--seed", str(seed), "--agent-seed", str(seed), "--no-progress",
                "--out", str(out)]  # fmt: skip
         subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         return json.loads(out.read_text())["paired"]
+
+
+def ms_per_decision(path: Path, decisions: int = 300) -> float:
+    """Median ms of one decision (batch 1, one torch thread) of the checkpoint's agent, over
+    real v3 observations: the cost a user pays in ``fzmj-eval`` or behind a bot."""
+    import numpy as np
+    import torch
+
+    from fzmj.agents.ppo_agent import PPOAgent
+    from fzmj_env import VectorEnv
+
+    torch.set_num_threads(1)
+    agent = PPOAgent(str(path))
+    env = VectorEnv(32, seed=5, obs_version=3)
+    obs, mask, _ = env.reset()
+    times = []
+    while len(times) < decisions:
+        for i in range(len(obs)):
+            t0 = time.perf_counter()
+            agent.act(obs[i : i + 1], mask[i : i + 1])
+            times.append(time.perf_counter() - t0)
+        obs, mask = env.step(agent.act(obs, mask))[:2]
+    return round(1000 * float(np.median(times)), 2)
 
 
 def cell(p: dict) -> str:
@@ -90,9 +118,8 @@ def main(argv=None) -> int:
     names = [n for n in VARIANTS if a.only is None or n.startswith(a.only)]
     report = {"steps": a.steps, "hands": a.hands, "seeds": a.seeds, "train_s": {}, "rows": []}
     for name in names:
-        have = trained_steps(checkpoint(a.runs_dir, name))
-        if have >= a.steps:
-            print(f"belief_input: {name}: trained already ({have:,} steps)", flush=True)
+        if trained(checkpoint(a.runs_dir, name), a.steps):
+            print(f"belief_input: {name}: trained already ({a.steps:,} steps)", flush=True)
         elif a.eval_only:
             ap.error(f"{name}: no run of {a.steps:,} steps in {a.runs_dir}")
         else:
@@ -101,18 +128,23 @@ def main(argv=None) -> int:
         ppo = f"ppo:{checkpoint(a.runs_dir, name)}"
         control = VARIANTS[name][2]
         row = {"run": name, "vs heuristic": [paired(ppo, "heuristic", s, a.hands) for s in a.seeds]}
+        row["ms_per_decision"] = ms_per_decision(checkpoint(a.runs_dir, name))
         if control:
             ref = f"ppo:{checkpoint(a.runs_dir, control)}"
             row["vs control"] = [paired(ppo, ref, s, a.hands) for s in a.seeds]
         report["rows"].append(row)
-        print(f"belief_input: {name}: " + json.dumps({k: [cell(p) for p in v] for k, v in row.items() if k != "run"}))
+        print(
+            f"belief_input: {name}: "
+            + json.dumps({k: [cell(p) for p in v] for k, v in row.items() if k.startswith("vs")})
+        )
     seeds = " / ".join(map(str, a.seeds))
     print(f"\n{a.steps:,} env steps per run; paired, {a.hands:,} hands per seed ({seeds}), three heuristic opponents")
-    print("| run | − heuristic, same seat | − its control (same recipe, no belief planes) |")
-    print("| --- | --- | --- |")
+    print("| run | − heuristic, same seat | − its control (same recipe, no belief planes) | ms / decision |")
+    print("| --- | --- | --- | ---: |")
     for row in report["rows"]:
         vs_control = " / ".join(cell(p) for p in row.get("vs control", [])) or "—"
-        print(f"| {row['run']} | {' / '.join(cell(p) for p in row['vs heuristic'])} | {vs_control} |")
+        vs_heuristic = " / ".join(cell(p) for p in row["vs heuristic"])
+        print(f"| {row['run']} | {vs_heuristic} | {vs_control} | {row['ms_per_decision']} |")
     if a.json:
         a.json.write_text(json.dumps(report, indent=1))
     return 0
