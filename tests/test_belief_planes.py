@@ -167,3 +167,15 @@ def test_a_short_run_with_belief_planes_trains_and_plays(tmp_path):
     from fzmj.agents.evaluate import main as fzmj_eval
 
     assert fzmj_eval(["--agents", f"ppo:{ckpt}", "heuristic", "--hands", "8", "--no-progress"]) in (0, None)
+
+    # --resume rebuilds the network from the checkpoint's own belief spec (whatever belief_model
+    # says now), and refuses to drop the planes
+    mid = tmp_path / "bp" / "checkpoints" / "update_000002.pt"
+    resume = ["--resume", str(mid), "--set", "eval_every=0"]
+    with pytest.raises(SystemExit) as e:
+        main(resume + ["--set", "belief_planes=false"])
+    assert e.value.code == 2
+    assert main(resume) == 0
+    assert load_checkpoint(ckpt)["global_step"] == 2048
+    shipped_again = load_policy(ckpt).belief.state_dict()
+    assert all(torch.equal(shipped[k], v) for k, v in shipped_again.items())

@@ -93,6 +93,7 @@ INT_MAX = {
 MAX_HIDDEN = 65536
 # the settings that decide the network's parameter shapes: they cannot change on --resume
 NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
+INPUT_KEYS = ("hand_features", "belief_planes")  # the network's extra input planes; absent from a spec: off
 # the config's agent specs (checked before the start, used or not)
 AGENT_SPEC_KEYS = ("pool_target", "bc_teacher", "distill_teacher")
 # keys naming code to import or places to read or write: never taken from a checkpoint's config
@@ -262,7 +263,7 @@ def check_before_start(args) -> None:
             spec = load_checkpoint(args.bc_checkpoint)["policy_spec"]
         except (FileNotFoundError, ValueError) as e:
             raise ConfigError(f"bc_checkpoint: {e}") from None
-        changes = network_changes(spec, args, keys=(*NETWORK_KEYS, "hand_features", "belief_planes"))
+        changes = network_changes(spec, args)
         if changes:
             raise ConfigError(f"bc_checkpoint: its network differs from the config's: {changes[0]}")
     if args.belief_planes:
@@ -290,13 +291,14 @@ def check_before_start(args) -> None:
             raise ConfigError(f"{key}: {str(e).splitlines()[0]}") from None
 
 
-def network_changes(spec: dict, args, keys=NETWORK_KEYS) -> list[str]:
+def network_changes(spec: dict, args, keys=(*NETWORK_KEYS, *INPUT_KEYS)) -> list[str]:
     """The network settings of ``args`` that differ from a checkpoint's ``policy_spec`` (the
     observation layout included: a checkpoint's ``obs_planes`` against the config's ``obs_version``)."""
     planes = int(spec.get("obs_planes", NUM_CHANNELS))
     if planes != obs_channels(f"v{args.obs_version}"):
         was = next((int(v[1:]) for v in ("v2", "v3") if obs_channels(v) == planes), planes)
         return [f"obs_version={args.obs_version!r} (checkpoint: {was!r})"]
+    spec = {**dict.fromkeys(INPUT_KEYS, False), **spec}
     return [
         f"{k}={getattr(args, k)!r} (checkpoint: {spec.get(k)!r})"
         for k in keys

@@ -65,9 +65,16 @@ def make_env(args, env_seed: int, env_threads: int, auto_reset: bool) -> VectorE
     )
 
 
-def make_network(args, device: torch.device) -> ActorCritic:
+def make_network(args, device: torch.device, resume: dict | None = None) -> ActorCritic:
+    """The config's network; with belief planes, the belief model's weights copied in (on
+    ``resume``, the checkpoint's own belief: its spec from the checkpoint, its weights loaded after)."""
     belief = None
-    if args.belief_planes:  # the belief's weights are the network's from now on (a resume loads its own)
+    spec = (resume or {}).get("policy_spec") or {}
+    if args.belief_planes and spec.get("belief_planes"):
+        from fzmj.agents.belief_net import build_belief_net
+
+        belief = build_belief_net(spec["belief_spec"])  # the resume's state dict fills it
+    elif args.belief_planes:
         from fzmj.agents.belief import load_belief
 
         belief = load_belief(args.belief_model, rules=args.rules).net
@@ -122,7 +129,7 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
     advantages = make_advantages(args, env_seed)
     env = make_env(args, env_seed, env_threads, advantages.auto_reset)
 
-    agent = make_network(args, device)
+    agent = make_network(args, device, resume)
     optimizer = make_optimizer(agent, args.learning_rate)
     teacher = prepare_teacher(args, agent, writer, ckpt_dir, resume, device, ranks.main)
     pool = make_pool(args, np_rng, device)
