@@ -65,13 +65,17 @@ class BeliefNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
         """``obs``: ``(N, C, 27)`` (any dtype; int8 planes are made float here). Logits."""
-        x = self.trunk(self.first(obs.reshape(obs.shape[0], -1)))
+        x = self.hidden(obs)
         n = x.shape[0]
         return {
             "concealed": self.concealed(x).reshape(n, 3, 27, MAX_COUNT + 1),
             "ready": self.ready(x),
             "win_on": self.win_on(x).reshape(n, 3, 27),
         }
+
+    def hidden(self, obs: torch.Tensor) -> torch.Tensor:
+        """The trunk's output, which every head reads: ``(N, hidden[-1])``."""
+        return self.trunk(self.first(obs.reshape(obs.shape[0], -1)))
 
     @torch.no_grad()
     def probabilities(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -85,8 +89,13 @@ class BeliefNet(nn.Module):
             "concealed_dist": dist,
             "ready": torch.sigmoid(out["ready"]),
             "win_on": win,
-            "danger": 1.0 - torch.prod(1.0 - win, dim=1),
+            "danger": danger_of(win),
         }
+
+
+def danger_of(win: torch.Tensor) -> torch.Tensor:
+    """P(discarding k deals in), ``(N, 27)``, from each other seat's P(wins on k) ``(N, 3, 27)``."""
+    return 1.0 - torch.prod(1.0 - win, dim=1)
 
 
 # ---- the belief as binary planes, a policy's input (ActorCritic(belief_planes=True)) ---------------
@@ -104,10 +113,9 @@ def belief_planes(net: BeliefNet, obs: torch.Tensor) -> torch.Tensor:
     kind k: five planes of the danger of discarding k (``DANGER_LEVELS``); three of each other
     seat's P(ready), column j set when it is at least (j + 0.5) / 27; six of each other seat's
     P(wins on k) (``WIN_ON_LEVELS``). Seats in relative order (下家, opposite, 上家)."""
-    x = obs[:, : net.spec["num_channels"]]
-    hidden = net.trunk(net.first(x.reshape(x.shape[0], -1)))  # the concealed head is not needed here
+    hidden = net.hidden(obs[:, : net.spec["num_channels"]])  # the concealed head is not needed here
     win = torch.sigmoid(net.win_on(hidden)).reshape(-1, 3, 27)
-    danger = 1.0 - torch.prod(1.0 - win, dim=1)  # (N, 27)
+    danger = danger_of(win)  # (N, 27)
     ready = torch.sigmoid(net.ready(hidden))  # (N, 3)
     dev = win.device
     d_levels = torch.tensor(DANGER_LEVELS, device=dev)

@@ -101,7 +101,7 @@ def check_layout(data: dict, path) -> None:
             f"{' or '.join(layout_name(v, c, here_hf) for v, c in OBS_VERSIONS.items())}; "
             "retrain it or use a matching checkpoint"
         )
-    bp = data.get("bp_version") if spec.get("belief_planes") else None
+    bp = data.get("bp_version")
     if spec.get("belief_planes") and bp != BELIEF_PLANES_VERSION:
         raise ValueError(
             f"{path}: the policy reads belief planes {bp!r}, this code makes {BELIEF_PLANES_VERSION!r} "

@@ -67,17 +67,16 @@ def make_env(args, env_seed: int, env_threads: int, auto_reset: bool) -> VectorE
 
 def make_network(args, device: torch.device, resume: dict | None = None) -> ActorCritic:
     """The config's network; with belief planes, the belief model's weights copied in (on
-    ``resume``, the checkpoint's own belief: its spec from the checkpoint, its weights loaded after)."""
-    belief = None
+    ``resume``, the checkpoint's own belief spec: the resume's state dict brings its weights)."""
+    belief_spec, belief_weights = None, None
     spec = (resume or {}).get("policy_spec") or {}
     if args.belief_planes and spec.get("belief_planes"):
-        from fzmj.agents.belief_net import build_belief_net
-
-        belief = build_belief_net(spec["belief_spec"])  # the resume's state dict fills it
+        belief_spec = spec["belief_spec"]
     elif args.belief_planes:
         from fzmj.agents.belief import load_belief
 
-        belief = load_belief(args.belief_model, rules=args.rules).net
+        net = load_belief(args.belief_model, rules=args.rules).net
+        belief_spec, belief_weights = net.spec, net.state_dict()
     agent = ActorCritic(
         args.network,
         args.hidden_sizes,
@@ -88,10 +87,10 @@ def make_network(args, device: torch.device, resume: dict | None = None) -> Acto
         obs_planes=obs_channels(f"v{args.obs_version}"),
         hand_features=args.hand_features,
         belief_planes=args.belief_planes,
-        belief_spec=None if belief is None else belief.spec,
+        belief_spec=belief_spec,
     )
-    if belief is not None:
-        agent.belief.load_state_dict(belief.state_dict())
+    if belief_weights is not None:
+        agent.belief.load_state_dict(belief_weights)
     return agent.to(device)
 
 
