@@ -157,7 +157,7 @@ def check_train(device: str, sizes: dict, tiny: bool) -> dict:
     steps = per_update * len(later)
 
     def rate(n: float, seconds: float):
-        # the trainer prints tenths of a second: a tiny run's phase can read 0.0 s, so no rate
+        # a phase that took no measurable time gives no rate (never a division by zero)
         return round(n / seconds) if seconds > 0 else None
 
     return {
