@@ -35,7 +35,7 @@ Infos:
 
 * ``infos[agent]["result"]``: set for every agent when a hand ends (``hand_result``: winner,
   win_type, discarder, specials, value, points, …); kept until that agent next acts.
-* ``infos[agent]["oracle"]`` (``oracle=True``): ``oracle_v1`` planes of the hidden state from
+* ``infos[agent]["oracle"]`` (``oracle=True``): ``oracle_v2`` planes of the hidden state from
   that agent's seat, refreshed every step; for centralized critics only. ``state()`` gives the
   flat engine state row.
 * ``infos[agent]["record"]`` (``record=True``): the game record (``fzmj_env.record``) once the

@@ -18,7 +18,7 @@ it could have won), its claim options or decision (``tb.opts``, ``tb.ask``, ``tb
 wall order or the last drawn tile of another seat. ``tests/test_encode.py`` checks this by
 scrambling those fields.
 
-Oracle encoder (``oracle_v1``, ``ORACLE_PLANES``): the hidden part of the state from the same
+Oracle encoder (``oracle_v2``, ``ORACLE_PLANES``): the hidden part of the state from the same
 seat's perspective, for centralized critics and oracle guiding; a separate output, never part
 of an agent's observation.
 
@@ -356,7 +356,10 @@ O_WALL = 18  # 4 planes: suit tiles left in the wall (head..tail) >= 1..4
 O_HEAD = 22  # 8 planes: one-hot of the next 8 head tiles in order (a flower: row empty)
 O_TAIL = 30  # 4 planes: one-hot of the next 4 tail tiles in order (a flower: row empty)
 O_CLAIM = 34  # 3 planes: claim window of relative seats 1..3 (see ORACLE_PLANES)
-ORACLE_CHANNELS = 37
+O_WAITS = 37  # 3 planes: kinds that complete relative seat r's 3n+1 hand (empty: not ready now)
+O_WINS_ON = 40  # 3 planes: kinds relative seat r may win on if discarded now (R9: not 过水, not the gold)
+ORACLE_CHANNELS = 43
+ORACLE_VERSION = "oracle_v2"  # v1: the first 37 planes (no waits); a checkpoint's critic says which it read
 N_HEAD_PLANES = 8
 N_TAIL_PLANES = 4
 
@@ -382,6 +385,16 @@ def _oracle_planes() -> list[tuple[str, str]]:
                 f"r{r}_claim",
                 f"relative seat {r} in an open claim window: cols 0–6 its options (hu, peng, kong, chi low, chi mid, "
                 "chi high, rob); col 7 asked; col 8 already answered; cols 9–14 its answer (hu, peng, kong, chi, rob, pass)",
+            )
+        )
+    for r in range(1, 4):
+        p.append((f"r{r}_waits", f"relative seat {r}: the kinds that complete its 3n+1 hand (all empty: not ready)"))
+    for r in range(1, 4):
+        p.append(
+            (
+                f"r{r}_wins_on",
+                f"relative seat {r}: the kinds it may win on if one is discarded now (its waits, less its 过水 kinds "
+                "and the gold; empty after it threw a gold: R9)",
             )
         )
     return p
@@ -709,7 +722,7 @@ def _set_tile(out, p, k):
 
 
 @njit(cache=True)
-def oracle_v1(tb, seat, out):
+def oracle_v2(tb, seat, out):
     """The hidden part of the state from ``seat``'s perspective into ``out[ORACLE_CHANNELS, 27]``.
 
     Never give this to an acting policy: it is for critics (R12 "a separate, clearly named output").
@@ -773,11 +786,25 @@ def oracle_v1(tb, seat, out):
                             out[p, 13] = 1
                         elif c == A_PASS:
                             out[p, 14] = 1
+    gold = m[GOLD]
+    for r in range(1, 4):
+        s = (seat + r) % 4
+        n = 0
+        for k in range(27):
+            n += tb.hand[s, k]
+        if n % 3 != 1:  # holding 3n+2: it must discard first, and is not waiting now
+            continue
+        waits = tb.waits[s]  # the engine's cache of this very hand (core/engine.update_waits)
+        for k in range(27):
+            if waits[k]:
+                out[O_WAITS + r - 1, k] = 1
+                if k != gold and tb.passed[s, k] == 0 and tb.gold_thrown[s] == 0:
+                    out[O_WINS_ON + r - 1, k] = 1
 
 
 @njit(cache=True)
 def oracle_table(buf, t, seat, out):
-    oracle_v1(buf[t], seat, out)
+    oracle_v2(buf[t], seat, out)
 
 
 @njit(cache=True)
@@ -786,7 +813,7 @@ def oracle_batch(buf, seats, out):
         if seats[t] < 0:
             out[t, :, :] = 0
         else:
-            oracle_v1(buf[t], seats[t], out[t])
+            oracle_v2(buf[t], seats[t], out[t])
 
 
 @njit(cache=True)
@@ -794,7 +821,7 @@ def oracle_all(buf, t, out):
     """Oracle planes of table ``t`` for each of the 4 seats: ``out[4, ORACLE_CHANNELS, 27]``."""
     tb = buf[t]
     for s in range(4):
-        oracle_v1(tb, s, out[s])
+        oracle_v2(tb, s, out[s])
 
 
 @njit(cache=True)

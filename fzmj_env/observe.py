@@ -13,11 +13,11 @@ from numba import njit
 from numba.extending import overload
 
 from .core import engine
-from .encode import encode_any, oracle_v1
+from .encode import encode_any, oracle_v2
 
 
 def _oracle_into(tb, s, oracle_out, t):
-    """``oracle_v1`` of seat ``s`` into ``oracle_out[t]`` (nothing for a read-only ``oracle_out``)."""
+    """``oracle_v2`` of seat ``s`` into ``oracle_out[t]`` (nothing for a read-only ``oracle_out``)."""
 
 
 def _oracle_clear(oracle_out, t):
@@ -28,7 +28,7 @@ def _oracle_clear(oracle_out, t):
 def _oracle_into_impl(tb, s, oracle_out, t):
     if not oracle_out.mutable:
         return lambda tb, s, oracle_out, t: None
-    return lambda tb, s, oracle_out, t: oracle_v1(tb, s, oracle_out[t])
+    return lambda tb, s, oracle_out, t: oracle_v2(tb, s, oracle_out[t])
 
 
 @overload(_oracle_clear)

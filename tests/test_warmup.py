@@ -136,4 +136,4 @@ def test_the_oracle_compiles_only_where_asked_for():
     _oracle_only(buf, off)
     _oracle_only(buf, on)
     ir = {sig[1].mutable: _oracle_only.inspect_llvm(sig) for sig in _oracle_only.signatures}
-    assert "oracle_v1" not in ir[False] and "oracle_v1" in ir[True]
+    assert "oracle_v2" not in ir[False] and "oracle_v2" in ir[True]

@@ -122,6 +122,7 @@ class ActorCritic(nn.Module):
         hand_features: bool = False,
         belief_planes: bool = False,
         belief_spec: dict | None = None,
+        oracle_channels: int | None = None,
     ):
         super().__init__()
         self.spec = dict(
@@ -135,6 +136,12 @@ class ActorCritic(nn.Module):
             hand_features=hand_features,
         )
         self.oracle_critic = oracle_critic
+        # the oracle planes the critic reads: today's layout, or the 37 of oracle_v1 for an older checkpoint
+        self.oracle_channels = (oracle_channels or ORACLE_CHANNELS) if oracle_critic else 0
+        if oracle_critic:  # the key only then: the specs of every other checkpoint stay as they were
+            self.spec["oracle_channels"] = self.oracle_channels
+        elif oracle_channels is not None:
+            raise ValueError("oracle_channels is given but oracle_critic is false")
         self.obs_planes, self.hand_features = obs_planes, hand_features
         self.obs_version = "v3" if obs_planes == V3_CHANNELS else OBS_VERSION
         # host_planes: what prepare_host gives (and the rollout stores); in_planes: the network's input
@@ -161,7 +168,7 @@ class ActorCritic(nn.Module):
             raise ValueError(f"network must be 'mlp' or 'resnet', got {network!r}")
         self.actor = layer_init(nn.Linear(self.trunk.out_features, NUM_ACTIONS), std=0.01)
         if oracle_critic:  # the critic sees the observation and the oracle planes: its own network
-            self.critic_trunk = MLPTrunk((C + ORACLE_SHAPE[0]) * W, list(hidden_sizes), input_layer)
+            self.critic_trunk = MLPTrunk((C + self.oracle_channels) * W, list(hidden_sizes), input_layer)
             self.critic = layer_init(nn.Linear(self.critic_trunk.out_features, 1), std=1.0)
         else:  # shared trunk
             self.critic = layer_init(nn.Linear(self.trunk.out_features, 1), std=1.0)
@@ -174,6 +181,11 @@ class ActorCritic(nn.Module):
         if self.oracle_critic:
             if oracle is None:
                 raise ValueError("this policy's critic needs the oracle planes (oracle_critic=True)")
+            if oracle.shape[1] != self.oracle_channels:
+                raise ValueError(
+                    f"this policy's critic reads {self.oracle_channels} oracle planes, got {oracle.shape[1]} "
+                    f"(a critic of oracle_v1 reads 37; the env gives {ORACLE_CHANNELS})"
+                )
             both = torch.cat([obs.flatten(1), oracle.flatten(1)], dim=1)
             return self.critic(self.critic_trunk(both)).squeeze(-1)
         return self.critic(hidden).squeeze(-1)
@@ -265,8 +277,14 @@ def sample_gumbel(logits: torch.Tensor) -> torch.Tensor:
     return (logits - torch.log(-torch.log(u))).argmax(-1)
 
 
+ORACLE_V1_CHANNELS = 37
+"""The oracle planes of a critic saved before ``oracle_channels`` was in the spec (``oracle_v1``)."""
+
+
 def build_policy(spec: dict) -> ActorCritic:
     """An :class:`ActorCritic` from its ``spec`` dict (as saved in checkpoints)."""
+    if spec.get("oracle_critic") and "oracle_channels" not in spec:
+        spec = {**spec, "oracle_channels": ORACLE_V1_CHANNELS}
     return ActorCritic(**spec)
 
 

@@ -28,11 +28,12 @@ import numpy as np
 import torch
 
 from fzmj_env.checks import MAX_HANDS_PER_GAME, MAX_SEED, MAX_TABLES, physical_memory
-from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS, obs_channels
+from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS, ORACLE_VERSION, obs_channels
 from fzmj_env.features import HF_NUM_PLANES
 from fzmj_env.rules import available_rules, load_rules
 
 from .config import ConfigError, from_dict, load_config, parse_override
+from .oracle_teacher import ORACLE_TEACHERS
 from .run_dir import RunDirError, check_run_name, resume_run_dir
 from .torch_setup import make_optimizer, pick_device
 
@@ -42,7 +43,10 @@ POSITIVE = (
     "log_every save_every eval_hands eval_workers pool_snapshot_every duplicate_group bc_epochs bc_batch_size "
     "distill_iterations distill_decisions"
 ).split()
-NON_NEGATIVE = "torch_threads env_threads eval_every pool_size seed bc_decisions bc_eval_hands eval_records".split()
+NON_NEGATIVE = (
+    "torch_threads env_threads eval_every pool_size seed bc_decisions bc_eval_hands eval_records bc_dagger_rounds "
+    "eval_paired_every eval_paired_hands"
+).split()
 UNIT_INTERVAL = ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac", "teacher_anneal")
 CHOICES = {
     "network": ("mlp", "resnet"),
@@ -87,6 +91,9 @@ INT_MAX = {
     "bc_epochs": 10_000,
     "bc_batch_size": 1 << 24,
     "bc_eval_hands": 1 << 30,
+    "bc_dagger_rounds": 1000,
+    "eval_paired_every": 1 << 30,
+    "eval_paired_hands": 1 << 30,
     "distill_iterations": 100_000,
     "distill_decisions": 1 << 36,
 }
@@ -181,8 +188,17 @@ def dependency_problems(args) -> list[str]:
         )
     if args.bc_checkpoint and not Path(args.bc_checkpoint).is_file():
         out.append(f"bc_checkpoint: no such checkpoint {args.bc_checkpoint!r}")
-    if args.bc_decisions > 0 and args.oracle_critic:
-        out.append(_got(args, "bc_decisions", "behaviour cloning does not support oracle_critic"))
+    if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
+        out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))
+    if args.bc_teacher in ORACLE_TEACHERS and args.teacher_coef > 0 and args.teacher_mode == "ce":
+        out.append(
+            _got(args, "teacher_mode", f"ce asks bc_teacher for actions in PPO, and {args.bc_teacher} reads hidden "
+                 "tiles the rollout does not keep: use kl (the pull toward the clone)")
+        )  # fmt: skip
+    if args.algo == "distill" and args.bc_teacher in ORACLE_TEACHERS and args.bc_decisions > 0:
+        out.append(_got(args, "bc_teacher", "algo distill: an oracle teacher is for the PPO warm start"))
+    if args.eval_paired_hands % 4:
+        out.append(_got(args, "eval_paired_hands", "expected a multiple of 4 (each wall in all four seats)"))
     if args.algo == "distill" and args.league_dir:
         out.append(_got(args, "league_dir", "algo distill does not feed a league: expected empty"))
     if args.algo == "distill" and args.oracle_critic:
@@ -285,6 +301,8 @@ def check_before_start(args) -> None:
 
     for key in AGENT_SPEC_KEYS:
         spec = getattr(args, key)
+        if key == "bc_teacher" and spec in ORACLE_TEACHERS:
+            continue  # a labeller of the warm start (train/oracle_teacher.py), no agent
         try:
             make_agent(spec)
         except ValueError as e:
@@ -382,6 +400,11 @@ def check_resume_checkpoint(ckpt: dict, path: str) -> None:
     except (TypeError, ValueError, RuntimeError, KeyError, AttributeError) as e:
         raise bad(f"rng: {_first_line(e)}") from None
     policy = build_policy(ckpt["policy_spec"])
+    if policy.oracle_critic and policy.oracle_channels != ORACLE_CHANNELS:
+        raise bad(
+            f"its critic reads {policy.oracle_channels} oracle planes (oracle_v1) and the env gives "
+            f"{ORACLE_CHANNELS} ({ORACLE_VERSION}): start a new run (its policy still plays as ppo:PATH)"
+        )
     try:
         if ckpt.get("optimizer"):
             _try_optimizer(policy, ckpt["optimizer"], make_optimizer)
