@@ -1,11 +1,12 @@
 """How much is there to win against three ``heuristic`` players by defence alone?
 
 A *clairvoyant defender* plays one seat: it is the heuristic, except that it sees the other
-three concealed hands (the oracle planes, ``fzmj_env/encode.py``) and, when the heuristic's
-discard would complete a ready opponent's hand (the engine's ``wait_mask_counts``; an
-opponent's 过水 kinds excluded), discards a safe tile instead: the safe one among the
-lowest-shanten discards with the most acceptance, else among them, else (``--slack 1``, the
-default) among the discards one shanten worse. It never deals in where such a tile exists.
+three seats' hidden state (the oracle planes, ``fzmj_env/encode.py``: ``r*_wins_on``, the kinds
+each may win on if discarded now) and, when the heuristic's discard would deal in, discards a
+safe tile instead: the safe one among the lowest-shanten discards with the most acceptance,
+else among them, else (``--slack 1``, the default) among the discards one shanten worse. It
+never deals in where such a tile exists. It is the trainer's all-seeing teacher
+``oracle:defend`` (``fzmj/train/oracle_teacher.py``, whose ``defend`` it calls).
 
 It cannot be learned from a seat's own observation (it uses hidden tiles), so its score is an
 upper bound on what better *discard defence* can add to the heuristic; offence (speed, hand
@@ -26,52 +27,11 @@ import numpy as np
 
 from fzmj.agents import make_agent
 from fzmj.agents.evaluate import mean_ci95, wall_seeds
-from fzmj_env.core.hand import get_win_table, wait_mask_counts
-from fzmj_env.encode import O_HANDS, O_PASSED, P_GOLD_KIND, P_PHASE, PC_CLAIM
-from fzmj_env.features import HF_DISC_ACC_MAX, HF_DISC_BEST, HF_DISC_NEXT, feature_planes
+from fzmj.train.oracle_teacher import defend, oracle_danger
 from fzmj_env.vector import RESULT_POINTS, VectorEnv
 
 
-def opponents_waits(obs_row, oracle_row, win_table) -> np.ndarray:
-    """Kinds that would complete a ready opponent's hand if discarded now (27 bools)."""
-    gold = int(np.argmax(obs_row[P_GOLD_KIND]))
-    danger = np.zeros(27, dtype=bool)
-    waits = np.zeros(27, dtype=np.int8)
-    for r in range(3):
-        counts = oracle_row[O_HANDS + 4 * r : O_HANDS + 4 * r + 4].sum(0).astype(np.int64)
-        if counts.sum() % 3 != 1:
-            continue
-        wait_mask_counts(win_table, counts, gold, waits)
-        waits[oracle_row[O_PASSED + r] > 0] = 0  # 过水: it may not win on that kind now
-        danger |= waits > 0
-    danger[gold] = False  # nobody may win on a discarded gold (R5, R9.3)
-    return danger
-
-
-def defend(actions, rows, obs, mask, oracle, win_table, slack: bool) -> tuple[int, int]:
-    """Replace the dangerous discards at ``rows`` in place; returns (changed, no safe tile)."""
-    turn = rows[(actions[rows] < 27) & (obs[rows, P_PHASE, PC_CLAIM] == 0)]
-    changed = stuck = 0
-    if not len(turn):
-        return 0, 0
-    planes = feature_planes(obs[turn])
-    for j, t in enumerate(turn):
-        danger = opponents_waits(obs[t], oracle[t], win_table)
-        if not danger[actions[t]]:
-            continue
-        for plane in (HF_DISC_ACC_MAX, HF_DISC_BEST) + ((HF_DISC_NEXT,) if slack else ()):
-            safe = np.flatnonzero((planes[j, plane] > 0) & (mask[t, :27] > 0) & ~danger)
-            if len(safe):
-                actions[t] = safe[0]
-                changed += 1
-                break
-        else:
-            stuck += 1
-    return changed, stuck
-
-
 def run(walls: int, seed: int, slack: bool) -> dict:
-    win_table = get_win_table()
     heuristic = make_agent("heuristic")
     B = 4 * walls
     env = VectorEnv(B, seed=0, oracle=True, auto_reset=False)
@@ -88,7 +48,7 @@ def run(walls: int, seed: int, slack: bool) -> dict:
         live = np.flatnonzero(~finished)
         actions[live] = heuristic.act(obs[live], mask[live])
         mine = live[seat[live] == defender_seat[live]]
-        c, s = defend(actions, mine, obs, mask, oracle, win_table, slack)
+        c, s = defend(actions, mine, obs, mask, oracle_danger(oracle), slack)
         changed, stuck = changed + c, stuck + s
         obs, mask, seat, _r, done, info = env.step_tables(live, actions[live])
         oracle = info["oracle"]

@@ -109,7 +109,7 @@ class Args:
     bc_decisions: int = 0
     """teacher decisions to clone before PPO (0: no warm start)"""
     bc_teacher: str = "heuristic"
-    """agent spec of the teacher that plays all four seats of the demonstration games"""
+    """agent spec of the teacher that plays all four seats of the demonstration games, or oracle:defend: the all-seeing teacher (the heuristic that never deals in; it reads the hidden hands, so it labels training data only: fzmj/train/oracle_teacher.py)"""
     bc_epochs: int = 4
     """passes over the demonstrations"""
     bc_batch_size: int = 1024
@@ -118,6 +118,8 @@ class Args:
     """Adam learning rate of behaviour cloning (decays linearly to a tenth)"""
     bc_eval_hands: int = 400
     """hands of the duplicate evaluation of the cloned policy against three copies of its teacher (0: none)"""
+    bc_dagger_rounds: int = 0
+    """DAgger rounds after the first clone: the clone plays all four seats of bc_decisions new decisions, bc_teacher labels them, the clone is fitted again on all of them (0: plain cloning)"""
     bc_checkpoint: str = ""
     """start from this checkpoint's policy instead of cloning (e.g. an earlier run's bc.pt); it is also the KL teacher"""
 
@@ -160,6 +162,10 @@ class Args:
     """updates between duplicate evaluations against random and heuristic (0: never)"""
     eval_hands: int = 400
     """hands per evaluation (against each of random and heuristic)"""
+    eval_paired_every: int = 0
+    """updates between two paired evaluations (0: never): the checkpoint and then heuristic each play eval_paired_hands hands against three heuristics on the same fixed walls; eval/paired_vs_heuristic is the per-hand difference, with its 95% CI"""
+    eval_paired_hands: int = 2000
+    """hands of each paired evaluation (a multiple of 4: every wall in all four seats)"""
     eval_workers: int = 1
     """processes of the evaluator"""
     eval_records: int = 0

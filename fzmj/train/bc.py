@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from fzmj.agents import make_agent, reset_agent
+from fzmj.agents import reset_agent
 from fzmj.agents.policy import ActorCritic
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.vector import VectorEnv
@@ -46,6 +46,9 @@ class Demonstrations:
     seat: np.ndarray
     played: torch.Tensor | None = None
     """the action actually played when an ``actor`` played and the teacher only labelled"""
+    oracle: torch.Tensor | None = None
+    """(N, ORACLE_CHANNELS, 27) int8: the hidden state of each decision (``oracle=True``), for an
+    oracle critic's value fit and an oracle teacher's labels; never an input of the policy"""
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -65,14 +68,21 @@ def collect_demonstrations(
     actor=None,
     prefix: str = "bc",
     obs_version: int = 2,
+    oracle: bool = False,
 ) -> Demonstrations:
     """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring).
 
     With ``actor`` (an agent object), the actor plays all four seats instead and the teacher only
     labels the actor's decisions with its own choice (expert iteration, ``train/distill.py``):
     the states are the actor's, the returns those of the actor's play, ``played`` its actions.
+
+    With ``oracle`` (or a teacher that reads the oracle planes, ``train/oracle_teacher.py``) each
+    decision keeps its oracle planes (``Demonstrations.oracle``).
     """
-    agent = make_agent(teacher) if isinstance(teacher, str) else teacher
+    from .oracle_teacher import make_teacher, reads_oracle
+
+    agent = make_teacher(teacher) if isinstance(teacher, str) else teacher
+    oracle = oracle or reads_oracle(agent)
     reset_agent(agent, seed)
     player = agent if actor is None else actor
     env = VectorEnv(
@@ -83,22 +93,26 @@ def collect_demonstrations(
         reward_scale=reward_scale,
         num_threads=env_threads,
         obs_version=obs_version,
+        oracle=oracle,
     )
     obs, mask, seat = env.reset()
+    hidden = env.oracle_planes if oracle else None
     obs_shape = obs.shape[1:]
     # room for the decisions wanted plus the games still running when we stop (whole chains)
-    buf = SelfPlayBuffer(num_tables, decisions + 400 * num_tables, obs_shape, NUM_ACTIONS, "cpu")
+    buf = SelfPlayBuffer(
+        num_tables, decisions + 400 * num_tables, obs_shape, NUM_ACTIONS, "cpu", hidden.shape[1:] if oracle else None
+    )
     played = torch.zeros(buf.actions.shape[0], dtype=torch.int64)  # by buffer row
     tables = np.arange(num_tables)
     zeros = torch.zeros(num_tables)
     t0, next_print = time.perf_counter(), 0
     while buf.n < decisions:
-        actions = np.asarray(player.act(obs, mask), dtype=np.int64)
+        actions = _act(player, obs, mask, hidden)
         # forced moves teach nothing: keep the decisions with a choice
         keep = tables[mask.sum(1) > 1]
         labels = actions[keep]
         if actor is not None and len(keep):
-            labels = np.asarray(agent.act(obs[keep], mask[keep]), dtype=np.int64)
+            labels = _act(agent, obs[keep], mask[keep], None if hidden is None else hidden[keep])
         played[buf.n : buf.n + len(keep)] = torch.from_numpy(actions[keep])
         buf.add(
             keep,
@@ -108,8 +122,10 @@ def collect_demonstrations(
             torch.from_numpy(labels),
             zeros[: len(keep)],
             zeros[: len(keep)],
+            None if hidden is None else torch.from_numpy(hidden[keep]),
         )
         obs, mask, seat, _rewards, done, info = env.step(actions)
+        hidden = info.get("oracle")
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
         if progress and buf.n >= next_print:
             what = "teacher" if actor is None else "labelled"
@@ -117,8 +133,9 @@ def collect_demonstrations(
             next_print += max(decisions // 4, 1)
     # every game still running is played to its end, so each kept decision has its return
     while (buf.last_idx >= 0).any():  # a game's end cuts its table's chains
-        actions = np.asarray(player.act(obs, mask), dtype=np.int64)
+        actions = _act(player, obs, mask, hidden)
         obs, mask, seat, _rewards, done, info = env.step(actions)
+        hidden = info.get("oracle")
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
     _adv, returns, idx = buf.compute_gae(gamma, 1.0)  # lambda = 1: Monte-Carlo returns
     sel = torch.as_tensor(idx)
@@ -130,6 +147,44 @@ def collect_demonstrations(
         table=buf.table[idx].copy(),
         seat=buf.seat[idx].copy(),
         played=played.index_select(0, sel).clone(),
+        oracle=buf.oracle.index_select(0, sel).clone() if oracle else None,
+    )
+
+
+def _act(player, obs, mask, hidden) -> np.ndarray:
+    """The player's actions; an oracle teacher also gets the rows' oracle planes."""
+    if getattr(player, "reads_oracle", False):
+        return np.asarray(player.act(obs, mask, hidden), dtype=np.int64)
+    return np.asarray(player.act(obs, mask), dtype=np.int64)
+
+
+class PolicyActor:
+    """The learner as an agent: its most likely legal action (as ``ppo:PATH`` plays)."""
+
+    name = "learner"
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def act(self, obs, mask) -> np.ndarray:
+        with torch.no_grad():
+            a = self.policy.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
+        return a.cpu().numpy().astype(np.int64)
+
+
+def join_demonstrations(a: Demonstrations, b: Demonstrations) -> Demonstrations:
+    """``a`` then ``b`` (DAgger's aggregate); ``b``'s tables renumbered after ``a``'s, so the
+    hold-out still takes whole games."""
+    cat = lambda x, y: None if x is None or y is None else torch.cat([x, y])  # noqa: E731
+    return Demonstrations(
+        obs=torch.cat([a.obs, b.obs]),
+        mask=torch.cat([a.mask, b.mask]),
+        action=torch.cat([a.action, b.action]),
+        ret=torch.cat([a.ret, b.ret]),
+        table=np.concatenate([a.table, b.table + int(a.table.max()) + 1]),
+        seat=np.concatenate([a.seat, b.seat]),
+        played=cat(a.played, b.played),
+        oracle=cat(a.oracle, b.oracle),
     )
 
 
@@ -141,14 +196,28 @@ def add_hand_features(demos: Demonstrations) -> None:
     demos.obs = torch.cat(planes)
 
 
-def masked_cross_entropy(policy: ActorCritic, obs, mask, action) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(mean CE to action, value (N,), logits (N, 62))`` with illegal actions masked out."""
+def masked_cross_entropy(
+    policy: ActorCritic, obs, mask, action, oracle=None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(mean CE to action, value (N,), logits (N, 62))`` with illegal actions masked out; the
+    value of an oracle critic reads ``oracle`` (the logits never do)."""
     obs = policy.prepare(obs)  # hand-feature planes appended unless already there
     hidden = policy.trunk(obs)
     logits = policy.masked_logits(hidden, mask)
     ce = nn.functional.cross_entropy(logits, action)
-    value = policy.value_from(hidden, obs, None)
+    value = policy.value_from(hidden, obs, oracle)
     return ce, value, logits
+
+
+def _rows(demos: Demonstrations, mb: torch.Tensor, dev) -> tuple:
+    """``(obs, mask, action, oracle)`` of the decisions ``mb``, on ``dev``."""
+    oracle = demos.oracle.index_select(0, mb).to(dev) if demos.oracle is not None else None
+    return (
+        demos.obs.index_select(0, mb).to(dev),
+        demos.mask.index_select(0, mb).to(dev),
+        demos.action[mb].to(dev),
+        oracle,
+    )
 
 
 def behaviour_clone(
@@ -167,9 +236,13 @@ def behaviour_clone(
 
     ``log(name, value, step)`` (e.g. a TensorBoard writer's ``add_scalar``) receives ``bc/loss``,
     ``bc/ce``, ``bc/value_loss`` per epoch and ``bc/accuracy`` on the hold-out.
+
+    An oracle critic (``policy.oracle_critic``) is fitted here too, on the demonstrations' oracle
+    planes: the actor is cloned, the critic learns the returns from the whole state, so PPO starts
+    with a critic that already knows the game (the two networks share nothing).
     """
-    if policy.oracle_critic:
-        raise ValueError("behaviour cloning does not support oracle_critic policies")
+    if policy.oracle_critic and demos.oracle is None:
+        raise ValueError("an oracle critic is fitted on demonstrations with oracle planes (collect with oracle=True)")
     # hold out whole tables (their games), so the accuracy is on games never trained on
     held_tables = np.unique(demos.table)[: max(1, int(round(holdout * len(np.unique(demos.table)))))]
     is_held = np.isin(demos.table, held_tables)
@@ -190,12 +263,7 @@ def behaviour_clone(
             mb = perm[start : start + batch_size]
             for g in opt.param_groups:  # linear decay to a tenth
                 g["lr"] = lr * (1.0 - 0.9 * step / total)
-            ce, value, _ = masked_cross_entropy(
-                policy,
-                demos.obs.index_select(0, mb).to(dev),
-                demos.mask.index_select(0, mb).to(dev),
-                demos.action[mb].to(dev),
-            )
+            ce, value, _ = masked_cross_entropy(policy, *_rows(demos, mb, dev))
             v_loss = 0.5 * ((value - demos.ret[mb].to(dev)) ** 2).mean()
             loss = ce + vf_coef * v_loss
             opt.zero_grad()
@@ -230,10 +298,9 @@ def holdout_metrics(policy: ActorCritic, demos: Demonstrations, idx: torch.Tenso
     dev = next(policy.parameters()).device
     for start in range(0, n, batch):
         mb = idx[start : start + batch]
-        action = demos.action[mb].to(dev)
-        ce, _, logits = masked_cross_entropy(
-            policy, demos.obs.index_select(0, mb).to(dev), demos.mask.index_select(0, mb).to(dev), action
-        )
+        rows = _rows(demos, mb, dev)
+        ce, _, logits = masked_cross_entropy(policy, *rows)
+        action = rows[2]
         hits += int((logits.argmax(-1) == action).sum())
         ce_sum += ce.item() * len(mb)
     return {"accuracy": hits / max(n, 1), "holdout_ce": ce_sum / max(n, 1)}
@@ -241,66 +308,92 @@ def holdout_metrics(policy: ActorCritic, demos: Demonstrations, idx: torch.Tenso
 
 def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     """The trainer's warm start: demonstrations of ``args.bc_teacher``, behaviour cloning of
-    ``agent`` in place, the BC checkpoint at ``path``, and its duplicate score against three
-    copies of the teacher (``bc/score_vs_teacher``). Returns the BC statistics."""
+    ``agent`` in place, then ``bc_dagger_rounds`` rounds of DAgger (the clone plays all four
+    seats, the teacher labels its decisions, the clone is fitted again on everything so far); the
+    BC checkpoint at ``path``, and its duplicate score against three copies of the teacher (an
+    oracle teacher: three heuristics) as ``bc/score_vs_teacher``. Returns the BC statistics."""
     import dataclasses
 
     from fzmj.agents.checkpoint import save_checkpoint
-    from fzmj.agents.evaluate import evaluate
 
     t0 = time.perf_counter()
     cost = search_cost(args.bc_teacher, args.bc_decisions)
     if cost:
         print(f"bc: teacher {args.bc_teacher!r} {cost}", flush=True)
-    demos = collect_demonstrations(
-        args.bc_teacher,
-        args.bc_decisions,
-        num_tables=args.num_tables,
-        seed=(args.seed * 7919 + 17) % 2**63,
-        rules=args.rules,
-        hands_per_game=args.hands_per_game,
-        reward_scale=args.reward_scale,
-        gamma=args.gamma,
-        obs_version=args.obs_version,
-    )
-    if agent.hand_features:
-        add_hand_features(demos)
-    t_collect = time.perf_counter() - t0
-    stats = behaviour_clone(
-        agent,
-        demos,
-        epochs=args.bc_epochs,
-        batch_size=args.bc_batch_size,
-        lr=args.bc_learning_rate,
-        vf_coef=args.vf_coef,
-        seed=args.seed,
-        log=writer.add_scalar,
-    )
-    stats.update(decisions=len(demos), collect_seconds=t_collect, seconds=time.perf_counter() - t0)
+    demos = stats = None
+    for rnd in range(1 + args.bc_dagger_rounds):
+        t_round = time.perf_counter()
+        more = collect_demonstrations(
+            args.bc_teacher,
+            args.bc_decisions,
+            num_tables=args.num_tables,
+            seed=(args.seed * 7919 + 17 + 104_729 * rnd) % 2**63,
+            rules=args.rules,
+            hands_per_game=args.hands_per_game,
+            reward_scale=args.reward_scale,
+            gamma=args.gamma,
+            obs_version=args.obs_version,
+            oracle=agent.oracle_critic,
+            actor=PolicyActor(agent) if rnd else None,  # DAgger: the clone's own states, the teacher's labels
+            prefix="bc" if rnd == 0 else f"bc dagger {rnd}",
+        )
+        if agent.hand_features:
+            add_hand_features(more)
+        demos = more if demos is None else join_demonstrations(demos, more)
+        t_collect = time.perf_counter() - t_round
+        stats = behaviour_clone(
+            agent,
+            demos,
+            epochs=args.bc_epochs,
+            batch_size=args.bc_batch_size,
+            lr=args.bc_learning_rate,
+            vf_coef=args.vf_coef,
+            seed=args.seed + rnd,
+            log=lambda name, value, step, rnd=rnd: writer.add_scalar(name, value, step + rnd * args.bc_epochs),
+        )
+        stats.update(decisions=len(demos), collect_seconds=t_collect, seconds=time.perf_counter() - t0, rounds=rnd + 1)
+        if args.bc_dagger_rounds:
+            print(
+                f"bc: round {rnd + 1}/{1 + args.bc_dagger_rounds}: {len(demos):,} decisions ({t_collect:.0f}s to "
+                f"collect), accuracy {stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions",
+                flush=True,
+            )
     save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
     line = (
-        f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({t_collect:.0f}s), accuracy "
+        f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({stats['collect_seconds']:.0f}s), accuracy "
         f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
     )
-    opponent = eval_opponent(args.bc_teacher)
-    if args.bc_eval_hands > 0:
-        res = evaluate(
-            [f"ppo:{path}", opponent],
-            hands=args.bc_eval_hands,
-            seed=2_000_000 + args.seed,
-            workers=args.eval_workers,
-            progress=False,
-            rules=args.rules,
-        )
-        me = res["agents"][f"ppo:{path}"]
-        stats.update(score_vs_teacher=me["mean_score"], ci95_vs_teacher=me.get("ci95"))
-        writer.add_scalar("bc/score_vs_teacher", me["mean_score"], 0)
-        ci = me.get("ci95") or [float("nan")] * 2
-        line += f"; vs 3x {opponent} {me['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] per hand"
-        if opponent != args.bc_teacher:
-            line += " (the search's blueprint: three searching seats would take hours)"
+    line += _check_clone(args, path, stats, writer)
     print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
     return stats
+
+
+def _check_clone(args, path, stats: dict, writer) -> str:
+    """The clone's duplicate score against three copies of its teacher (or the teacher's public
+    stand-in, :func:`eval_opponent`): into ``stats`` and TensorBoard; the console's words."""
+    from fzmj.agents.evaluate import evaluate
+
+    if args.bc_eval_hands <= 0:
+        return ""
+    opponent = eval_opponent(args.bc_teacher)
+    res = evaluate(
+        [f"ppo:{path}", opponent],
+        hands=args.bc_eval_hands,
+        seed=2_000_000 + args.seed,
+        workers=args.eval_workers,
+        progress=False,
+        rules=args.rules,
+    )
+    me = res["agents"][f"ppo:{path}"]
+    stats.update(score_vs_teacher=me["mean_score"], ci95_vs_teacher=me.get("ci95"))
+    writer.add_scalar("bc/score_vs_teacher", me["mean_score"], 0)
+    ci = me.get("ci95") or [float("nan")] * 2
+    line = f"; vs 3x {opponent} {me['mean_score']:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}] per hand"
+    if args.bc_teacher.startswith("search"):
+        line += " (the search's blueprint: three searching seats would take hours)"
+    elif opponent != args.bc_teacher:
+        line += " (the oracle teacher's public base: it is no agent)"
+    return line
 
 
 def search_cost(spec: str, decisions: int) -> str:
@@ -329,8 +422,13 @@ def _mins(x: float) -> str:
 
 
 def eval_opponent(teacher: str) -> str:
-    """The opponent of the clone's check: the teacher, or a search teacher's blueprint (three
-    searching seats would make the check take hours)."""
+    """The opponent of the clone's check: the teacher, a search teacher's blueprint (three
+    searching seats would make the check take hours), or an oracle teacher's heuristic (it is no
+    agent: it reads hidden tiles)."""
+    from .oracle_teacher import ORACLE_TEACHERS
+
+    if teacher in ORACLE_TEACHERS:
+        return "heuristic"
     if not teacher.startswith("search"):
         return teacher
     from fzmj.agents.search import parse_search_spec

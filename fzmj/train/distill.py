@@ -34,12 +34,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
 
 from .bc import (
+    PolicyActor,
     add_hand_features,
     behaviour_clone,
     collect_demonstrations,
@@ -50,20 +50,6 @@ from .bc import (
 from .evaluation import Evaluator
 from .run_setup import make_network, write_config
 from .torch_setup import pick_device
-
-
-class PolicyActor:
-    """The learner as an agent: its most likely legal action (as ``ppo:PATH`` plays)."""
-
-    name = "learner"
-
-    def __init__(self, policy):
-        self.policy = policy
-
-    def act(self, obs, mask) -> np.ndarray:
-        with torch.no_grad():
-            a = self.policy.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
-        return a.cpu().numpy().astype(np.int64)
 
 
 def _teacher_counters(teacher) -> dict:

@@ -4,7 +4,12 @@ the checkpoint then joins the league's roster when ``league_dir`` is set (nothin
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+PAIRED_WALLS_SEED = 3_000_000
+"""The paired evaluations' walls: seed ``PAIRED_WALLS_SEED + seed`` of the run, the same at every
+evaluation (and in two runs of the same seed: a control and a variant meet the same walls)."""
 
 
 def evaluate_checkpoint(ckpt: Path, opponent: str, args, seed: int, records: Path | None = None) -> dict:
@@ -41,6 +46,43 @@ class Evaluator:
     def due(self, update: int, stopping: bool) -> bool:
         every = self.args.eval_every
         return every > 0 and (update % every == 0 or update == self.args.num_updates) and not stopping
+
+    def paired_due(self, update: int, stopping: bool) -> bool:
+        every = self.args.eval_paired_every
+        return every > 0 and (update % every == 0 or update == self.args.num_updates) and not stopping
+
+    def run_paired(self, ckpt: Path, update: int, global_step: int) -> dict | None:
+        """The checkpoint, then ``heuristic``, against three heuristics on the same walls:
+        ``eval/paired_vs_heuristic`` (mean per-hand difference) with its 95% CI, and one line of
+        ``paired.jsonl`` in the run folder (``benchmarks/oracle_curves.py`` draws it)."""
+        if not self.main:
+            return None
+        from fzmj.agents.evaluate import evaluate
+
+        args, spec = self.args, f"ppo:{ckpt}"
+        res = evaluate(
+            [spec, "heuristic"],
+            hands=args.eval_paired_hands,
+            seed=PAIRED_WALLS_SEED + args.seed,
+            workers=args.eval_workers,
+            progress=False,
+            rules=args.rules,
+            paired="heuristic",
+        )["paired"]
+        lo, hi = res["ci95"]
+        for name, value in (("", res["mean"]), ("_ci_low", lo), ("_ci_high", hi)):
+            self.writer.add_scalar(f"eval/paired_vs_heuristic{name}", value, global_step)
+        row = {
+            "update": update,
+            "global_step": global_step,
+            "mean": res["mean"],
+            "ci95": [lo, hi],
+            "hands": res["hands"],
+        }
+        with open(self.run_dir / "paired.jsonl", "a") as f:
+            f.write(json.dumps(row) + "\n")
+        self.latest["heuristic, paired"] = {"mean_score": res["mean"], "ci95": [lo, hi]}
+        return res
 
     def run(self, ckpt: Path, update: int, global_step: int) -> None:
         if not self.main:

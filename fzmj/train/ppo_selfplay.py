@@ -85,10 +85,13 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
 
         # ---- checkpoint and evaluation ------------------------------------------------------------
         evaluate = run.evaluator.due(update, stop.requested)
-        if evaluate or update == args.num_updates or update % args.save_every == 0 or stop.requested:
+        paired = run.evaluator.paired_due(update, stop.requested)
+        if evaluate or paired or update == args.num_updates or update % args.save_every == 0 or stop.requested:
             run.saver.save(update, global_step)
         if evaluate:
             run.evaluator.run(run.saver.latest, update, global_step)
+        if paired:
+            run.evaluator.run_paired(run.saver.latest, update, global_step)
         run.logger.console(update, global_step, result, times, run.evaluator.latest)
         if stop.requested:
             break
