@@ -171,9 +171,9 @@ def test_bad_oracle_settings_are_one_line(sets, words, capsys):
 
 
 def test_smoke_run_with_the_oracle_teacher_critic_and_paired_curve(tmp_path):
-    """The documented variant at smoke size: DAgger from ``oracle:defend``, the oracle critic,
-    the paired evaluation in TensorBoard and in ``paired.jsonl``; the policy checkpoint plays
-    as ``ppo:PATH`` on the observation alone."""
+    """Every lever at smoke size: DAgger from ``oracle:defend``, the oracle critic, oracle guiding
+    with the KL pull toward the all-seeing clone, the paired evaluation in TensorBoard and in
+    ``paired.jsonl``; the policy checkpoint plays as ``ppo:PATH`` on the observation alone."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     sets = [
@@ -185,6 +185,7 @@ def test_smoke_run_with_the_oracle_teacher_critic_and_paired_curve(tmp_path):
         "bc_teacher=oracle:defend",
         "bc_dagger_rounds=1",
         "oracle_critic=true",
+        "oracle_guide=true",
         "teacher_coef=0.1",
         "eval_every=0",
         "eval_paired_every=4",
@@ -196,10 +197,49 @@ def test_smoke_run_with_the_oracle_teacher_critic_and_paired_curve(tmp_path):
     assert [r["update"] for r in rows] == [4] and rows[0]["hands"] == 8
     ea = EventAccumulator(str(run), size_guidance={"scalars": 0})
     ea.Reload()
-    assert {"eval/paired_vs_heuristic", "eval/paired_vs_heuristic_ci_low", "bc/score_vs_teacher"} <= set(
+    assert {"eval/paired_vs_heuristic", "eval/paired_vs_heuristic_ci_low", "charts/oracle_guide_keep"} <= set(
         ea.Tags()["scalars"]
     )
     agent = make_agent(f"ppo:{run / 'checkpoints' / 'latest.pt'}")
     game = Game()
     game.reset(seed=3)
     assert game.mask[int(agent.act(_obs(game, game.seat)[None], game.mask[None])[0])]
+
+
+def test_an_oracle_guided_actor_reads_the_oracle_in_training_and_never_at_play(tmp_path):
+    """Oracle guiding: the actor's logits move with the oracle planes it is given (training), and
+    every play-time path (``act``, ``ppo:PATH``'s probabilities) gives it zeros: worlds the seat
+    cannot tell apart get the same play."""
+    torch.manual_seed(1)
+    policy = ActorCritic(hidden_sizes=(32,), oracle_critic=True, oracle_guide=True)
+    with pytest.raises(ValueError, match="oracle_guide"):
+        ActorCritic(hidden_sizes=(32,), oracle_guide=True)  # no critic: refused
+    path = save_checkpoint(tmp_path / "g.pt", policy, config={})
+    agent = make_agent(f"ppo:{path}")
+    assert load_policy(path).oracle_guide
+    guided = same_play = 0
+    for game, i in _states(3, seed=5):
+        if i % 9:
+            continue
+        seat = game.seat
+        world = game.resample(seat, seed=i)
+        obs = torch.from_numpy(np.stack([_obs(game, seat), _obs(world, seat)]))
+        mask = torch.from_numpy(np.stack([game.mask, world.mask]))
+        oracle = torch.from_numpy(np.stack([_oracle(game, seat), _oracle(world, seat)]))
+        with torch.no_grad():
+            *_, logp = policy.get_action_value_and_logp(obs, mask, torch.zeros(2, dtype=torch.long), oracle, oracle)
+            play = policy.log_probs(obs, mask)  # no guide: zeros
+        guided += not torch.equal(oracle[0], oracle[1]) and not torch.equal(logp[0], logp[1])
+        assert torch.equal(play[0], play[1])
+        probs, _ = agent.action_probs(obs.numpy(), mask.numpy())
+        assert np.array_equal(probs[0], probs[1])
+        same_play += 1
+    assert guided >= 5 and same_play >= 10
+
+
+def test_oracle_guiding_settings_are_checked(capsys):
+    for sets, words in ((["oracle_guide=true"], "needs oracle_critic"), (["oracle_guide=true", "oracle_critic=true",
+                        "oracle_guide_anneal=0"], "oracle_guide_anneal")):  # fmt: skip
+        with pytest.raises(SystemExit) as e:
+            main(["--config", "ppo_smoke", *[a for s in sets for a in ("--set", s)]])
+        assert e.value.code == 2 and words in capsys.readouterr().err

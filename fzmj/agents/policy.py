@@ -13,7 +13,10 @@ ones (about 6 % of the 2,619 inputs are 1), roughly ten times cheaper than the d
 both forward and backward; on CUDA it is the dense product. Same parameters, same result.
 
 With ``oracle_critic`` the value comes from a separate network that also sees the oracle planes
-(``docs/observation.md``: the hidden part of the state); the policy never does.
+(``docs/observation.md``: the hidden part of the state); the policy never does, except with
+``oracle_guide`` (Suphx's oracle guiding, docs/training.md): the actor's first layer also takes
+the oracle planes, which training passes through a dropout that ends at "always off", and which
+every play-time call (``act``) gives as zeros: a checkpoint plays from its own seat's view alone.
 
 Every policy has ``act(obs, mask, deterministic) -> actions`` (what ``agents/ppo_agent.py`` and
 the evaluator call) and ``get_action_and_value`` (what PPO calls). Illegal actions get the logit
@@ -123,6 +126,7 @@ class ActorCritic(nn.Module):
         belief_planes: bool = False,
         belief_spec: dict | None = None,
         oracle_channels: int | None = None,
+        oracle_guide: bool = False,
     ):
         super().__init__()
         self.spec = dict(
@@ -135,13 +139,17 @@ class ActorCritic(nn.Module):
             obs_planes=obs_planes,
             hand_features=hand_features,
         )
-        self.oracle_critic = oracle_critic
+        self.oracle_critic, self.oracle_guide = oracle_critic, bool(oracle_guide)
+        if self.oracle_guide and not (oracle_critic and network == "mlp"):
+            raise ValueError("oracle_guide needs oracle_critic and network mlp")
         # the oracle planes the critic reads: today's layout, or the 37 of oracle_v1 for an older checkpoint
         self.oracle_channels = (oracle_channels or ORACLE_CHANNELS) if oracle_critic else 0
-        if oracle_critic:  # the key only then: the specs of every other checkpoint stay as they were
+        if oracle_critic:  # the keys only then: the specs of every other checkpoint stay as they were
             self.spec["oracle_channels"] = self.oracle_channels
         elif oracle_channels is not None:
             raise ValueError("oracle_channels is given but oracle_critic is false")
+        if self.oracle_guide:
+            self.spec["oracle_guide"] = True
         self.obs_planes, self.hand_features = obs_planes, hand_features
         self.obs_version = "v3" if obs_planes == V3_CHANNELS else OBS_VERSION
         # host_planes: what prepare_host gives (and the rollout stores); in_planes: the network's input
@@ -161,7 +169,8 @@ class ActorCritic(nn.Module):
         self.in_planes = self.host_planes + (BELIEF_NUM_PLANES if self.belief_planes else 0)
         C, W = self.in_planes, OBS_SHAPE[1]
         if network == "mlp":
-            self.trunk = MLPTrunk(C * W, list(hidden_sizes), input_layer)
+            guide = self.oracle_channels if self.oracle_guide else 0
+            self.trunk = MLPTrunk((C + guide) * W, list(hidden_sizes), input_layer)
         elif network == "resnet":
             self.trunk = ResNetTrunk(C, res_channels, res_blocks, list(hidden_sizes))
         else:
@@ -228,21 +237,33 @@ class ActorCritic(nn.Module):
             )
         return obs
 
+    def actor_input(self, obs: torch.Tensor, guide: torch.Tensor | None) -> torch.Tensor:
+        """The actor trunk's input from prepared ``obs``: the observation, and for an oracle-guided
+        policy the oracle planes ``guide`` after their dropout (None: zeros, as at play time)."""
+        if not self.oracle_guide:
+            return obs
+        if guide is None:
+            guide = torch.zeros((obs.shape[0], self.oracle_channels, obs.shape[2]), dtype=obs.dtype, device=obs.device)
+        elif guide.shape[1] != self.oracle_channels:
+            raise ValueError(f"this policy's actor reads {self.oracle_channels} oracle planes, got {guide.shape[1]}")
+        return torch.cat([obs.flatten(1), guide.to(obs.dtype).flatten(1)], dim=1)
+
     # -- what PPO calls -----------------------------------------------------------------------
     def get_value(self, obs: torch.Tensor, oracle: torch.Tensor | None = None) -> torch.Tensor:
         obs = self.prepare(obs)
         hidden = None if self.oracle_critic else self.trunk(obs)
         return self.value_from(hidden, obs, oracle)
 
-    def get_action_and_value(self, obs, mask, action=None, oracle=None):
-        """``(action, log_prob(action), entropy, value)``; samples ``action`` when it is None."""
-        action, logprob, entropy, value, _ = self.get_action_value_and_logp(obs, mask, action, oracle)
+    def get_action_and_value(self, obs, mask, action=None, oracle=None, guide=None):
+        """``(action, log_prob(action), entropy, value)``; samples ``action`` when it is None.
+        ``oracle``: the critic's oracle planes; ``guide``: the actor's (oracle guiding only)."""
+        action, logprob, entropy, value, _ = self.get_action_value_and_logp(obs, mask, action, oracle, guide)
         return action, logprob, entropy, value
 
-    def get_action_value_and_logp(self, obs, mask, action=None, oracle=None):
+    def get_action_value_and_logp(self, obs, mask, action=None, oracle=None, guide=None):
         """:meth:`get_action_and_value` plus the log-probabilities of every action (N, 62)."""
         obs = self.prepare(obs)
-        hidden = self.trunk(obs)
+        hidden = self.trunk(self.actor_input(obs, guide))
         logits = self.masked_logits(hidden, mask)
         logp_all = torch.log_softmax(logits, dim=-1)
         if action is None:
@@ -252,9 +273,11 @@ class ActorCritic(nn.Module):
         return action, logprob, entropy, self.value_from(hidden, obs, oracle), logp_all
 
     @torch.no_grad()
-    def log_probs(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Log-probabilities of every action (N, 62), illegal ones about -1e8 (a frozen teacher's)."""
-        return torch.log_softmax(self.masked_logits(self.trunk(self.prepare(obs)), mask), dim=-1)
+    def log_probs(self, obs: torch.Tensor, mask: torch.Tensor, guide: torch.Tensor | None = None) -> torch.Tensor:
+        """Log-probabilities of every action (N, 62), illegal ones about -1e8 (a frozen teacher's;
+        an oracle-guided teacher reads ``guide``)."""
+        hidden = self.trunk(self.actor_input(self.prepare(obs), guide))
+        return torch.log_softmax(self.masked_logits(hidden, mask), dim=-1)
 
     # -- what agents call ---------------------------------------------------------------------
     @torch.no_grad()
@@ -267,7 +290,8 @@ class ActorCritic(nn.Module):
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
         planes = obs.shape[1] if obs.shape[1] in (self.in_planes, self.host_planes, V3_CHANNELS) else self.obs_planes
         check_policy_input(obs, mask, planes)  # shapes, dtypes, 0/1 values, a legal action per row
-        logits = self.masked_logits(self.trunk(self.prepare(obs)), mask)
+        # play time: an oracle-guided actor gets zeros for the oracle planes (its seat's view alone)
+        logits = self.masked_logits(self.trunk(self.actor_input(self.prepare(obs), None)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
 

@@ -117,7 +117,7 @@ class PPOAgent(Agent):
             return probs, None
         with torch.no_grad():
             x = pol.prepare(torch.from_numpy(obs).to(self.device))
-            hidden = pol.trunk(x)
+            hidden = pol.trunk(pol.actor_input(x, None))  # an oracle-guided actor plays on zeros
             probs = torch.softmax(pol.masked_logits(hidden, torch.from_numpy(mask).to(self.device)), dim=-1)
             value = None if getattr(pol, "oracle_critic", False) else pol.value_from(hidden, x, None)
         probs = probs.cpu().numpy().astype(np.float32) * (mask != 0)

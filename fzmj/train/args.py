@@ -96,6 +96,10 @@ class Args:
     """mlp's first layer over the 0/1 planes: auto (sparse on CPU, dense on CUDA), sparse or dense"""
     oracle_critic: bool = False
     """the critic also sees the oracle planes (hidden state); the policy never does"""
+    oracle_guide: bool = False
+    """oracle guiding (Suphx): the actor also reads the oracle planes, each decision's kept with a probability falling from 1 to 0 over the first oracle_guide_anneal of the run, zeros after that and at play time; needs oracle_critic (docs/training.md)"""
+    oracle_guide_anneal: float = 0.5
+    """share of the run over which the oracle planes of an oracle-guided actor fade out (then the run trains without them)"""
     hand_features: bool = False
     """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
     belief_planes: bool = False

@@ -47,7 +47,7 @@ NON_NEGATIVE = (
     "torch_threads env_threads eval_every pool_size seed bc_decisions bc_eval_hands eval_records bc_dagger_rounds "
     "eval_paired_every eval_paired_hands"
 ).split()
-UNIT_INTERVAL = ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac", "teacher_anneal")
+UNIT_INTERVAL = ("gamma", "gae_lambda", "pool_prob", "pool_heuristic_frac", "teacher_anneal", "oracle_guide_anneal")
 CHOICES = {
     "network": ("mlp", "resnet"),
     "input_layer": ("auto", "sparse", "dense"),
@@ -100,7 +100,11 @@ INT_MAX = {
 MAX_HIDDEN = 65536
 # the settings that decide the network's parameter shapes: they cannot change on --resume
 NETWORK_KEYS = ("network", "hidden_sizes", "res_channels", "res_blocks", "oracle_critic")
-INPUT_KEYS = ("hand_features", "belief_planes")  # the network's extra input planes; absent from a spec: off
+INPUT_KEYS = (
+    "hand_features",
+    "belief_planes",
+    "oracle_guide",
+)  # the network's extra input planes; absent from a spec: off
 # the config's agent specs (checked before the start, used or not)
 AGENT_SPEC_KEYS = ("pool_target", "bc_teacher", "distill_teacher")
 # keys naming code to import or places to read or write: never taken from a checkpoint's config
@@ -188,6 +192,14 @@ def dependency_problems(args) -> list[str]:
         )
     if args.bc_checkpoint and not Path(args.bc_checkpoint).is_file():
         out.append(f"bc_checkpoint: no such checkpoint {args.bc_checkpoint!r}")
+    if args.oracle_guide and not args.oracle_critic:
+        out.append(
+            _got(args, "oracle_guide", "oracle guiding reads the oracle planes of the critic: needs oracle_critic")
+        )
+    if args.oracle_guide and args.network != "mlp":
+        out.append(_got(args, "oracle_guide", f"oracle guiding is for network mlp, not {args.network}"))
+    if args.oracle_guide and args.oracle_guide_anneal == 0:
+        out.append(_got(args, "oracle_guide_anneal", "expected a share of the run > 0 (the oracle must fade out)"))
     if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
         out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))
     if args.bc_teacher in ORACLE_TEACHERS and args.teacher_coef > 0 and args.teacher_mode == "ce":

@@ -57,6 +57,8 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / args.num_updates) * args.learning_rate
         teacher_coef = run.teacher.coef(update, args.num_updates)
+        if args.oracle_guide:  # the actor's oracle planes fade out: kept with chance 1 -> 0, then never
+            run.rollout.guide_keep = max(0.0, 1.0 - (update - 1.0) / (args.oracle_guide_anneal * args.num_updates))
 
         # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
         run.rollout.refresh_values(agent)
@@ -80,6 +82,8 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
         # ---- logging ------------------------------------------------------------------------------
         run.logger.scalars(global_step, optimizer.param_groups[0]["lr"], teacher_coef, result, times)
         run.advantages.log(run.writer, global_step)
+        if args.oracle_guide:
+            run.writer.add_scalar("charts/oracle_guide_keep", run.rollout.guide_keep, global_step)
         if update % args.pool_snapshot_every == 0:
             run.rollout.pool.add_snapshot(agent)
 

@@ -39,6 +39,7 @@ class Rollout:
         self.actions = np.zeros(env.num_tables, dtype=np.int64)
         self.obs, self.mask, self.seat = env.reset(seeds=games.first_seeds())
         self.oracle = env.oracle_planes if oracle_critic else None  # reset() returns no oracle; step() puts it in info
+        self.guide_keep = 0.0  # oracle guiding: the chance that the actor sees a decision's oracle planes
         pool.assign(self.all_tables, group=games.group)
 
     def refresh_values(self, agent) -> None:
@@ -74,9 +75,13 @@ class Rollout:
             obs_d = torch.from_numpy(agent.prepare_host(obs if every else obs[rows])).to(self.device)
             mask_d = torch.from_numpy(mask if every else mask[rows]).to(self.device)
             oracle_d = torch.from_numpy(self.oracle[rows]).to(self.device) if self.oracle is not None else None
+            keep = guide = None
+            if agent.oracle_guide:  # each decision's oracle planes reach the actor with chance guide_keep
+                keep = (torch.rand(len(rows)) < self.guide_keep).to(torch.int8).to(self.device)
+                guide = oracle_d * keep[:, None, None]
             with torch.no_grad():
-                action, logprob, _, value = agent.get_action_and_value(obs_d, mask_d, oracle=oracle_d)
-            buffer.add(rows, seat[rows], obs_d, mask_d, action, logprob, value, oracle_d, games=games.games(rows))
+                action, logprob, _, value = agent.get_action_and_value(obs_d, mask_d, oracle=oracle_d, guide=guide)
+            buffer.add(rows, seat[rows], obs_d, mask_d, action, logprob, value, oracle_d, games.games(rows), keep)
             actions[rows] = action.cpu().numpy()
         pool.act(ctrl, obs, mask, actions)
 

@@ -88,6 +88,7 @@ def make_network(args, device: torch.device, resume: dict | None = None) -> Acto
         hand_features=args.hand_features,
         belief_planes=args.belief_planes,
         belief_spec=belief_spec,
+        oracle_guide=args.oracle_guide,
     )
     if belief_weights is not None:
         agent.belief.load_state_dict(belief_weights)
@@ -152,6 +153,7 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
         NUM_ACTIONS,
         device,
         ORACLE_SHAPE if args.oracle_critic else None,
+        guided=args.oracle_guide,
     )
     stats = HandStats()
     print(

@@ -86,13 +86,17 @@ class SelfPlayBuffer:
     :meth:`compute_gae` (advantages, returns and the trainable rows), update, then :meth:`carry_over`.
     """
 
-    def __init__(self, num_tables: int, capacity: int, obs_shape, num_actions: int, device="cpu", oracle_shape=None):
+    def __init__(
+        self, num_tables: int, capacity: int, obs_shape, num_actions: int, device="cpu", oracle_shape=None, guided=False
+    ):
         self.num_tables = num_tables
         self.capacity = capacity
         self.device = torch.device(device)
         dev = self.device
         self.obs = torch.zeros((capacity, *obs_shape), dtype=torch.int8, device=dev)
         self.oracle = torch.zeros((capacity, *oracle_shape), dtype=torch.int8, device=dev) if oracle_shape else None
+        # oracle guiding: whether the actor saw each decision's oracle planes (else zeros)
+        self.guide_keep = torch.zeros(capacity, dtype=torch.int8, device=dev) if guided else None
         self.mask = torch.zeros((capacity, num_actions), dtype=torch.int8, device=dev)
         self.actions = torch.zeros(capacity, dtype=torch.long, device=dev)
         self.logprobs = torch.zeros(capacity, dtype=torch.float32, device=dev)
@@ -115,7 +119,9 @@ class SelfPlayBuffer:
         self._settle_game = np.full(num_tables, -1, dtype=np.int64)
 
     # ---- per step ------------------------------------------------------------------------------
-    def add(self, tables, seats, obs, mask, actions, logprobs, values, oracle=None, games=None) -> np.ndarray:
+    def add(
+        self, tables, seats, obs, mask, actions, logprobs, values, oracle=None, games=None, keep=None
+    ) -> np.ndarray:
         """Append one decision per listed table (each table at most once); returns their indices.
         ``games``: the game index of each (duplicate groups only)."""
         tables = np.asarray(tables, dtype=np.int64)
@@ -132,6 +138,8 @@ class SelfPlayBuffer:
         self.values[sl] = values
         if self.oracle is not None:
             self.oracle[sl] = oracle
+        if self.guide_keep is not None:
+            self.guide_keep[sl] = keep
         self.table[sl] = tables
         self.seat[sl] = seats
         self.rewards[sl] = 0.0
@@ -218,7 +226,7 @@ class SelfPlayBuffer:
         k = len(keep)
         if k:
             src = torch.as_tensor(keep, device=self.device)
-            for t in (self.obs, self.mask, self.actions, self.logprobs, self.values, self.oracle):
+            for t in (self.obs, self.mask, self.actions, self.logprobs, self.values, self.oracle, self.guide_keep):
                 if t is not None:
                     t[:k] = t.index_select(0, src)
             for a in (self.table, self.seat, self.rewards, self.game, self.settled, self.dup_adv, self.dup_ret):

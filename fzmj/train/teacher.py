@@ -35,10 +35,11 @@ class Teacher:
             coef *= max(0.0, 1.0 - (update - 1.0) / (self.anneal * num_updates))
         return coef
 
-    def loss(self, obs: torch.Tensor, mask: torch.Tensor, logp_all: torch.Tensor) -> torch.Tensor:
-        """KL(frozen BC policy || learner), or the cross-entropy to the teacher agent's action."""
+    def loss(self, obs: torch.Tensor, mask: torch.Tensor, logp_all: torch.Tensor, oracle=None) -> torch.Tensor:
+        """KL(frozen BC policy || learner), or the cross-entropy to the teacher agent's action. An
+        oracle-guided BC policy reads every oracle plane: the pull is toward the all-seeing clone."""
         if self.policy is not None:
-            t_logp = self.policy.log_probs(obs, mask)
+            t_logp = self.policy.log_probs(obs, mask, oracle if self.policy.oracle_guide else None)
             return (t_logp.exp() * (t_logp - logp_all)).sum(-1).mean()
         t_act = self.agent.act(obs[:, : OBS_SHAPE[0]].contiguous().cpu().numpy(), mask.cpu().numpy())  # base planes
         t_act = torch.as_tensor(t_act, device=logp_all.device).unsqueeze(1)

@@ -54,7 +54,7 @@ def ppo_update(
             named = {"policy_loss": parts["policy"], "value_loss": parts["value"], "entropy": parts["entropy"]}
             check_finite_loss(loss, update, named)
             if teacher_coef > 0:  # kickstarting: the pull toward the teacher
-                teacher_loss = teacher.loss(parts["obs"], parts["mask"], parts["logp_all"])
+                teacher_loss = teacher.loss(parts["obs"], parts["mask"], parts["logp_all"], parts["oracle"])
                 loss = loss + teacher_coef * teacher_loss
 
             optimizer.zero_grad()
@@ -90,8 +90,11 @@ def minibatch_loss(agent, buffer: SelfPlayBuffer, mb: torch.Tensor, advantages, 
     for the teacher term."""
     mb_oracle = buffer.oracle.index_select(0, mb) if buffer.oracle is not None else None
     mb_obs, mb_mask = buffer.obs.index_select(0, mb), buffer.mask.index_select(0, mb)
+    mb_guide = None  # oracle guiding: the actor's oracle planes as the rollout dropped them
+    if buffer.guide_keep is not None:
+        mb_guide = mb_oracle * buffer.guide_keep.index_select(0, mb)[:, None, None]
     _, newlogprob, entropy, newvalue, logp_all = agent.get_action_value_and_logp(
-        mb_obs, mb_mask, buffer.actions[mb], oracle=mb_oracle
+        mb_obs, mb_mask, buffer.actions[mb], oracle=mb_oracle, guide=mb_guide
     )
     logratio = newlogprob - buffer.logprobs[mb]
     ratio = logratio.exp()
@@ -123,5 +126,6 @@ def minibatch_loss(agent, buffer: SelfPlayBuffer, mb: torch.Tensor, advantages, 
         "logp_all": logp_all,
         "obs": mb_obs,
         "mask": mb_mask,
+        "oracle": mb_oracle,
     }
     return loss, parts, ratio, logratio
