@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         name, eq, spec = item.partition("=")
         if not eq or not name or not spec:
             ap.error(f"expected NAME=SPEC, got {item!r}")
-        named.append((name, spec if ":" in spec and not os.path.exists(spec) else f"ppo:{spec}"))
+        named.append((name, f"ppo:{spec}" if os.path.isfile(spec) else spec))
     if a.hands % 4 or a.hands <= 0:
         ap.error("--hands must be a positive multiple of 4")
     t0, out = time.time(), []
@@ -70,6 +70,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"| {name} | {ref_name} | {seed} | {p['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {p['hands']:,} |",
                     flush=True,
+                )
+    for name, _ in named:  # the seeds pooled: equal walls each, independent, so the half-widths add in quadrature
+        for ref_name in ("heuristic", "control"):
+            rows = [r for r in out if r["run"] == name and r["ref"] == ref_name]
+            if len(rows) > 1:
+                mean = sum(r["mean"] for r in rows) / len(rows)
+                half = sum(((r["ci95"][1] - r["ci95"][0]) / 2) ** 2 for r in rows) ** 0.5 / len(rows)
+                hands = sum(r["hands"] for r in rows)
+                print(
+                    f"| {name} | {ref_name} | pooled | {mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] | {hands:,} |"
                 )
     print(
         f"({time.time() - t0:.0f} s; {platform.node()} {platform.processor() or platform.machine()}, load {load:.1f} at the start)"
