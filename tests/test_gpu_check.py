@@ -72,6 +72,25 @@ def test_resolve_device(monkeypatch):
             PPOAgent(pretrained_path())
 
 
+def test_one_device_picker_one_message_in_both_layers():
+    """The trainer's ``pick_device`` is the agents' ``resolve_device``: the same devices, the same
+    line for a bad one (a ``ConfigError`` there, an ``AgentSpecError`` here)."""
+    import torch
+
+    from fzmj.train.config import ConfigError
+    from fzmj.train.torch_setup import pick_device
+
+    assert pick_device("cpu") == torch.device("cpu")
+    assert pick_device("auto") == torch.device(resolve_device("auto"))
+    bad = ["tpu", "cuda:x", "cpu:0", ""] + ([] if torch.cuda.is_available() else ["cuda", "cuda:1"])
+    for name in bad:
+        with pytest.raises(AgentSpecError) as agents_error:
+            resolve_device(name)
+        with pytest.raises(ConfigError) as train_error:
+            pick_device(name)
+        assert str(train_error.value) == str(agents_error.value), name
+
+
 def test_fzmj_eval_device(capsys, monkeypatch):
     monkeypatch.setenv("FZMJ_DEVICE", "cpu")  # restored after the test: fzmj-eval --device sets it
     with pytest.raises(SystemExit) as e:

@@ -26,7 +26,8 @@ DEVICE_ENV = "FZMJ_DEVICE"
 def resolve_device(name: str | None = None) -> str:
     """The torch device named ``name`` (default: ``$FZMJ_DEVICE``, else ``cpu``): ``auto`` is CUDA
     when torch sees a GPU, else the CPU. :class:`AgentSpecError` (one line) for a device that is
-    not there or not a device."""
+    not there or not a device. The one device picker: the trainer's ``device`` key comes here too
+    (``fzmj.train.torch_setup.pick_device``, the same messages as a ``ConfigError``)."""
     name = (os.environ.get(DEVICE_ENV) or "cpu") if name is None else str(name)
     if name == "cpu":
         return name

@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import torch
 
+from fzmj.agents.base import AgentSpecError
+from fzmj.agents.ppo_agent import resolve_device
+
 from .config import ConfigError
 
 
 def pick_device(name: str) -> torch.device:
-    """The torch device of the ``device`` key; ``ConfigError`` when it is not on this machine."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(
-            f"device: {name} asked for, but no CUDA device is available (torch.cuda.is_available() is False)"
-        )
+    """The torch device of the ``device`` key, picked by the agents' picker
+    (:func:`fzmj.agents.ppo_agent.resolve_device`: auto, cpu, cuda, cuda:N); its one-line error,
+    word for word, as a ``ConfigError`` when the device is not one or not on this machine."""
     try:
-        dev = torch.device(name)
-        if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ConfigError(
-                f"device: {name} asked for, but this machine has {torch.cuda.device_count()} CUDA device(s)"
-            )
-    except RuntimeError as e:
-        raise ConfigError(f"device: {name!r} is not a device ({e})") from None
-    return dev
+        return torch.device(resolve_device(str(name)))
+    except AgentSpecError as e:
+        raise ConfigError(str(e)) from None
 
 
 def make_optimizer(agent: torch.nn.Module, lr: float) -> torch.optim.Optimizer:
