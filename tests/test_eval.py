@@ -263,3 +263,26 @@ def test_paired_bad_ref_is_one_line_exit_2(ref, msg, capsys):
     assert err.count("\n") == 0 and err.startswith("fzmj-eval: error:") and msg in err
     with pytest.raises(ValueError, match=msg):
         evaluate(["heuristic"], hands=8, progress=False, paired=ref)
+
+
+def test_evaluator_counts_each_agents_decisions():
+    """``agents[name]["decisions"]``: the rows the evaluator handed that agent, counted by the agent
+    itself here; they add up to ``timing.decisions``. One against three and a single agent alone."""
+    from fzmj.agents.random_agent import RandomAgent
+
+    class Counting(RandomAgent):
+        def __init__(self, name):
+            super().__init__(seed=1, name=name)
+            self.rows = 0
+
+        def act(self, obs, mask):
+            self.rows += len(mask)
+            return super().act(obs, mask)
+
+    a, b = Counting("a"), Counting("b")
+    res = evaluate([a, b], hands=16, seed=3, progress=False)
+    assert res["agents"]["a"]["decisions"] == a.rows > 0 and res["agents"]["b"]["decisions"] == b.rows > a.rows
+    assert a.rows + b.rows == res["timing"]["decisions"]
+    solo = Counting("solo")
+    res = evaluate([solo], hands=8, seed=3, progress=False)
+    assert res["agents"]["solo"]["decisions"] == solo.rows == res["timing"]["decisions"]

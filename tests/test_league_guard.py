@@ -114,6 +114,29 @@ def test_fallback_use_per_match():
     assert fallback_use(e, "a") == (30, 40.0, True)
     two = _entry(None, 80, slots=("a", "b", "a", "b"), specs=("exec:x", "random", "exec:x", "random"))
     assert fallback_use(two, "a") == (0, 40.0, False)
+    e["agents"] = {"a": {"decisions": 23}, "b": {"decisions": 77}}  # the evaluator's count of each agent
+    assert fallback_use(e, "a") == (30, 23.0, True) and fallback_use(e, "b") == (0, 77.0, True)
+
+
+def test_fault_share_divides_by_the_evaluators_count_of_each_agent(tmp_path):
+    """Each match's cache entry carries every agent's own decisions (the evaluator counts the
+    rows it hands each agent); the league's denominators are their sums, exact."""
+    folder = tmp_path / "lg"
+    assert (
+        main(["--dir", str(folder), "--agents", "heuristic", "random:1", "--hands-per-pairing", "8", "--no-progress"])
+        == 0
+    )
+    entries = [json.loads(p.read_text()) for p in sorted((folder / "matches").glob("*.json"))]
+    assert len(entries) == 2
+    own: dict = {}
+    for e in entries:
+        counts = {ident: a["decisions"] for ident, a in e["agents"].items()}
+        assert sum(counts.values()) == e["decisions"] and all(c > 0 for c in counts.values())
+        for ident, c in counts.items():
+            own[ident] = own.get(ident, 0) + c
+    table = json.loads((folder / "league.json").read_text())
+    assert sorted(a["decisions"] for a in table["agents"]) == sorted(own.values())
+    assert all(a["decisions_exact"] for a in table["agents"])
 
 
 def test_league_table_shows_and_flags_the_fallback_share(tmp_path, capsys):

@@ -81,7 +81,7 @@ def add_faults(total: list, part: list) -> None:
 
 def play_batch(setup: Setup, b: int, progress=None):
     """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32,
-    decisions, log, fell_back).
+    decisions (one count per distinct agent, int64), log, fell_back).
 
     ``log`` (only with ``setup.log``): (acting seats, actions), both (steps, jobs) int8, seat -1
     where the job's game was over; otherwise None. ``fell_back`` (jobs,) bool: the hands in which
@@ -107,7 +107,7 @@ def play_batch(setup: Setup, b: int, progress=None):
     fell_back = np.zeros(n, dtype=bool)
     actions = np.zeros(n, dtype=np.int64)
     slot_agent = setup.slot_agent
-    decisions = 0
+    decisions = np.zeros(len(setup.agents), dtype=np.int64)
     steps = 0
     log_seats: list = []
     log_actions: list = []
@@ -135,7 +135,7 @@ def play_batch(setup: Setup, b: int, progress=None):
                     f"agent {label(agent)} chose illegal action {bad} (legal: {np.flatnonzero(mask[t]).tolist()})"
                 )
             actions[sel] = a
-            decisions += sel.size
+            decisions[i] += sel.size
             fb = getattr(agent, "fallback_rows", None)  # rows of this call its fallback played
             if fb is not None and len(fb):
                 fell_back[sel[fb]] = True
@@ -240,12 +240,13 @@ def play_all(
     setup: Setup, specs: list, workers: int, start_method, keeper, bar, faults: list
 ) -> tuple[np.ndarray, int, np.ndarray]:
     """Every batch of ``setup``, in this process or in ``workers`` processes (same results): the
-    job results in wall order, the number of decisions taken and, per job, whether a fallback
-    played in it; exec bots' faults are added to ``faults`` (one slot per distinct agent)."""
+    job results in wall order, the decisions each distinct agent took (int64 array) and, per job,
+    whether a fallback played in it; exec bots' faults are added to ``faults`` (one slot per
+    distinct agent)."""
     n_batches = -(-setup.walls // (setup.batch // 4))
     parts: list = []
     fell: list = []
-    decisions = 0
+    decisions = np.zeros(len(setup.agents), dtype=np.int64)
     if workers == 1:
         for b in range(n_batches):
             done_before = bar.n

@@ -161,13 +161,15 @@ def evaluate(
             ref_results, ref_decisions, ref_fell_back = play_all(
                 ref[0], ref[1], workers, start_method, None, bar, ref_faults
             )
-            decisions += ref_decisions
     finally:
         bar.close()
+    total_decisions = int(decisions.sum()) + (0 if ref is None else int(ref_decisions.sum()))
     timing = {
-        "elapsed_s": time.perf_counter() - t0, "decisions": int(decisions), "workers": workers, "seed_source": source,
+        "elapsed_s": time.perf_counter() - t0, "decisions": total_decisions, "workers": workers, "seed_source": source,
     }  # fmt: skip
     out, raw = _result(setup, names, hands, results, timing, total)
+    for i, name in enumerate(names):  # each agent's own count (the league's fault shares divide by it)
+        out["agents"][name]["decisions"] = int(decisions[i])
     if ref is not None:
         out["paired"] = paired_stats(
             results, ref_results, walls, names[slot_agent[0]], ref[2], fell_back, ref_fell_back

@@ -101,6 +101,8 @@ def _check_agent(a, walls: int, hands: int) -> None:
             raise ValueError(f"{c} must be an object")
         for name, v in a[c].items():
             check_int(f"{c}.{name}", v, 0, hands)
+    if "decisions" in a:  # entries cached before the evaluator counted each agent's decisions have none
+        check_int("decisions", a["decisions"], 0)
 
 
 def _load_entry(root: Path, m: Match) -> dict | None:
@@ -185,6 +187,7 @@ def _play_match(task: tuple) -> tuple[str, dict]:
             "win_value_sum": (a["mean_win_value"] or 0.0) * a["wins"],
             "specials": a["specials"],
             "win_types": a["win_types"],
+            "decisions": a["decisions"],  # the evaluator's count of this agent's own decisions
         }
     entry = {
         "inputs": inputs,

@@ -58,15 +58,19 @@ def fallback_use(entry: dict, ident: str) -> tuple[int, float, bool]:
     """(fallback decisions, decisions, exact) of agent ``ident`` in one cache entry.
 
     The fallback count is the evaluator's (``bot_faults``, exec bots only; 0 for the others). The
-    decisions are the bot's own count when the evaluator reports one (``bot_faults[...]["decisions"]``),
-    else the match's decisions times the agent's share of the seats (``exact`` False): seats of one
-    table take about the same number of decisions, so the share is right to a few percent of itself.
+    decisions are the evaluator's count of the agent's own decisions (``agents[...]["decisions"]``).
+    An entry cached before the evaluator counted them has the bot's own count when the evaluator
+    reported one (``bot_faults[...]["decisions"]``), else the match's decisions times the agent's
+    share of the seats (``exact`` False: seats of one table take about the same number of decisions).
     """
     slots = list(entry["inputs"]["slots"])
     seats = slots + [slots[-1]] * (4 - len(slots))  # the evaluator fills the 4 slots with the last one
     spec = next(sp for sp, i in zip(entry["specs"], slots, strict=True) if i == ident).strip()
     f = (entry.get("bot_faults") or {}).get(spec) or {}
     fallback = int(f.get("fallback_decisions", 0))
+    own = (entry.get("agents") or {}).get(ident, {}).get("decisions")
+    if own is not None:
+        return fallback, float(own), True
     if "decisions" in f:
         return fallback, float(f["decisions"]), True
     return fallback, entry["decisions"] * seats.count(ident) / 4, False
