@@ -35,7 +35,6 @@ import numpy as np
 from numba import njit
 
 from fzmj_env.core.hand import get_shanten_table, get_win_table
-from fzmj_env.core.state import A_HU, A_ROB
 from fzmj_env.encode import (
     F_GOLD_THROWN,
     F_MELDS,
@@ -55,7 +54,7 @@ from fzmj_env.features import NO_SHANTEN, WS_SIZE, WS_UNSEEN, decode, discard_ta
 
 from .base import Agent, AgentSpecError, as_batch, reset_agent
 from .defend_tables import COST, READY, WAIT
-from .heuristic import _claim, _swim_instead, _turn
+from .heuristic import heuristic_row, legal_or_first
 
 __all__ = ["DefendAgent", "defend_kernel", "public_win_on", "danger_cells", "parse_defend_options"]
 
@@ -260,35 +259,18 @@ def defend_over(obs, mask, st, win_on, cost_table, params, base, out):
 
 @njit(cache=True)
 def defend_kernel(obs, mask, st, wt, win_on, cost_table, params, out):
-    """One decision per row: the heuristic's, except discards (``_defend_discard``).
-    ``params`` = (risk, margin, slack, gain, pace)."""
+    """One decision per row: the heuristic's (``heuristic_row``), except that a turn's discard is
+    reconsidered (``_defend_discard``). ``params`` = (risk, margin, slack, gain, pace)."""
     w = np.zeros(WS_SIZE, np.int64)
-    counts = np.zeros(27, np.int64)
+    counts = np.zeros(27, np.int8)
     dt = np.zeros((27, 2), np.int64)
     for i in range(obs.shape[0]):
-        mk = mask[i]
-        if mk[A_ROB]:
-            out[i] = A_ROB
-            continue
-        if mk[A_HU]:
-            k = _swim_instead(obs[i], mk, wt, counts)
-            out[i] = A_HU if k < 0 else k
-            continue
         o = obs[i]
-        gold = decode(o, w)
-        if o[P_PHASE, PC_CLAIM]:
-            a = _claim(st, o, mk, w, gold)
-        else:
-            a = _turn(st, o, mk, w, gold)
-            if 0 <= a < 27:
-                a = _defend_discard(st, o, mk, w, gold, win_on[i], cost_table, params, dt, a)
-        if a < 0 or a >= mk.shape[0] or mk[a] == 0:  # never expected: fall back to a legal action
-            a = -1
-            for j in range(mk.shape[0]):
-                if mk[j]:
-                    a = j
-                    break
-        out[i] = a
+        mk = mask[i]
+        a, gold, turn = heuristic_row(st, wt, o, mk, w, counts)
+        if turn and 0 <= a < 27:
+            a = _defend_discard(st, o, mk, w, gold, win_on[i], cost_table, params, dt, a)
+        out[i] = legal_or_first(a, mk)
 
 
 BASES = ("heuristic", "pretrained")  # base=heuristic is the kernel's own heuristic, move for move

@@ -81,7 +81,7 @@ from fzmj_env.features import (  # the shanten / acceptance / claim kernels, sha
 
 from .base import Agent, as_batch
 
-__all__ = ["HeuristicAgent", "PatientAgent", "heuristic_kernel", "patient_kernel", "PATIENT_GOALS"]
+__all__ = ["HeuristicAgent", "PatientAgent", "heuristic_kernel", "heuristic_row", "patient_kernel", "PATIENT_GOALS"]
 _SCHEME_LZ2, _SCHEME_BIANFENG, _SCHEME_HOME = 2, 3, 4  # columns of the v2 preset plane (SCHEME_NAMES)
 
 
@@ -195,33 +195,43 @@ def _swim_instead(o, mk, win_table, counts):
     return -1
 
 
+@njit(cache=True, inline="always")  # compiled into each kernel that calls it (heuristic_kernel, defend_kernel)
+def heuristic_row(st, wt, o, mk, w, counts):
+    """The heuristic's decision for one row: observation ``o`` (99, 27), mask ``mk`` (62,); ``w``
+    and ``counts`` are scratch (``WS_SIZE`` int64, 27 int8). Returns ``(action, gold, turn)``:
+    ``turn`` is true when the action is the turn's choice (``_turn``), and then ``w`` holds the row
+    decoded (``decode``) and ``gold`` its gold kind, for a caller that reconsiders the discard
+    (``defend_kernel``). Pass the action through :func:`legal_or_first`."""
+    if mk[A_ROB]:
+        return A_ROB, -1, False
+    if mk[A_HU]:
+        k = _swim_instead(o, mk, wt, counts)
+        return (A_HU if k < 0 else k), -1, False
+    gold = decode(o, w)
+    if o[P_PHASE, PC_CLAIM]:
+        return _claim(st, o, mk, w, gold), gold, False
+    return _turn(st, o, mk, w, gold), gold, True
+
+
+@njit(cache=True, inline="always")
+def legal_or_first(a, mk):
+    """``a`` if ``mk`` allows it, else the first legal action (never expected: a safety net)."""
+    if 0 <= a < mk.shape[0] and mk[a] != 0:
+        return a
+    for j in range(mk.shape[0]):
+        if mk[j]:
+            return j
+    return -1
+
+
 @njit(cache=True)
 def heuristic_kernel(obs, mask, shanten_table, win_table, out):
     """One decision per row: ``out[i]`` from ``obs[i]`` (99, 27) int8 and ``mask[i]`` (62,)."""
     w = np.zeros(WS_SIZE, np.int64)
     counts = np.zeros(27, np.int8)  # int8 like the engine's hand rows: one compiled swims_counts for both
     for i in range(obs.shape[0]):
-        mk = mask[i]
-        if mk[A_ROB]:
-            out[i] = A_ROB
-            continue
-        if mk[A_HU]:
-            k = _swim_instead(obs[i], mk, win_table, counts)
-            out[i] = A_HU if k < 0 else k
-            continue
-        o = obs[i]
-        gold = decode(o, w)
-        if o[P_PHASE, PC_CLAIM]:
-            a = _claim(shanten_table, o, mk, w, gold)
-        else:
-            a = _turn(shanten_table, o, mk, w, gold)
-        if a < 0 or a >= mk.shape[0] or mk[a] == 0:  # never expected: fall back to a legal action
-            a = -1
-            for j in range(mk.shape[0]):
-                if mk[j]:
-                    a = j
-                    break
-        out[i] = a
+        a, _, _ = heuristic_row(shanten_table, win_table, obs[i], mask[i], w, counts)
+        out[i] = legal_or_first(a, mask[i])
 
 
 class HeuristicAgent(Agent):
