@@ -25,7 +25,6 @@ def clairvoyant(agent):
     """A check of the machinery, not an agent: ``agent`` searches on the TRUE state (every
     world is the real table, so one world suffices) instead of worlds from its view."""
     from fzmj.agents import search as S
-    from fzmj_env.resample import observe_tables
 
     def _search(o, mk, base):
         cands = agent.candidates(o, mk, base)
@@ -36,9 +35,7 @@ def clairvoyant(agent):
         env.buf[tables] = agent.truth.buf[0]
         env.buf["m"][tables, 5] = 1  # HANDS_PER_GAME: stop at the end of this hand
         env.buf["m"][tables, 4] = 0
-        observe_tables(
-            tables, env.buf, env._wt, env._mask, env._obs, env._seat, False, env._oracle, env._pending, env._pending_out
-        )
+        env._observe_tables(tables)
         obs, mask, seat, *_ = env.step_tables(tables, np.asarray(cands, np.int64))
         live = tables[seat[tables] >= 0]
         while len(live):

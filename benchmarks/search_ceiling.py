@@ -32,7 +32,6 @@ def known_hands(agent):
     which ``paired_search.play`` sets before every decision."""
     from fzmj.agents import search as S
     from fzmj_env.core import state
-    from fzmj_env.resample import observe_tables
 
     def _search(o, mk, base):
         t0 = time.perf_counter()
@@ -53,9 +52,7 @@ def known_hands(agent):
         rng = np.random.default_rng(np.random.SeedSequence([agent._seed & 0xFFFFFFFF, agent._seed >> 32, agent._n]))
         for j in range(M):  # world j: one wall order, the same for every candidate (common random numbers)
             env.buf["wall"][j::M, head : tail + 1] = rng.permutation(live)
-        observe_tables(
-            tables, env.buf, env._wt, env._mask, env._obs, env._seat, False, env._oracle, env._pending, env._pending_out
-        )
+        env._observe_tables(tables)
         obs, mask, st, *_ = env.step_tables(tables, np.repeat(np.asarray(cands, np.int64), M))
         go = tables[st[tables] >= 0]
         while len(go):

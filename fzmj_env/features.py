@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .checks import read_only
 from .core.hand import get_shanten_table, get_win_table, wait_mask_counts
 from .core.jit import njit
 from .encode import (
@@ -656,7 +657,7 @@ def feature_planes(obs: np.ndarray) -> np.ndarray:
     if obs.ndim == 2:
         obs = obs[None]
     out = np.zeros((obs.shape[0], HF_NUM_PLANES, 27), np.int8)
-    feature_planes_batch(obs, get_shanten_table(), get_win_table(), out)
+    feature_planes_batch(read_only(obs), get_shanten_table(), get_win_table(), out)
     return out
 
 
@@ -667,5 +668,5 @@ def with_hand_features(obs: np.ndarray) -> np.ndarray:
         obs = obs[None]
     out = np.empty((obs.shape[0], obs.shape[1] + HF_NUM_PLANES, 27), np.int8)
     out[:, : obs.shape[1]] = obs
-    feature_planes_batch(obs, get_shanten_table(), get_win_table(), out[:, obs.shape[1] :])
+    feature_planes_batch(read_only(obs), get_shanten_table(), get_win_table(), out[:, obs.shape[1] :])
     return out

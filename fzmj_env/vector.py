@@ -29,6 +29,7 @@ from .checks import (
     check_memory,
     check_obs_version,
     check_reward_scale,
+    read_only,
 )
 from .core import engine, state
 from .core.hand import get_win_table
@@ -113,7 +114,9 @@ CFG_SEED, CFG_HANDS, CFG_SCALE, CFG_ORACLE, CFG_AUTO_RESET = range(5)
     IO_ORACLE,
     IO_PENDING_OUT,
     IO_RESULTS,
-) = range(12)
+    IO_MASK_OUT,
+    IO_SEAT_OUT,
+) = range(14)
 
 
 @njit(cache=True, inline="always")
@@ -133,7 +136,19 @@ def _borrowed(io):
         borrow(io[IO_ORACLE]),
         borrow(io[IO_PENDING_OUT]),
         borrow(io[IO_RESULTS]),
+        borrow(io[IO_MASK_OUT]),
+        borrow(io[IO_SEAT_OUT]),
     )
+
+
+@njit(cache=True, inline="always")
+def _publish(t, io):
+    """Copy table ``t``'s mask and seat (the ones ``step`` checks actions against, never handed
+    out) into the buffers the caller gets (read-only views of them, see ``VectorEnv``)."""
+    mask, mask_out = io[IO_MASK], io[IO_MASK_OUT]
+    for a in range(mask.shape[1]):
+        mask_out[t, a] = mask[t, a]
+    io[IO_SEAT_OUT][t] = io[IO_SEAT][t]
 
 
 @njit(cache=True, inline="always")
@@ -143,6 +158,7 @@ def _observe(buf, wt, t, cfg, io):
         buf[t], wt, t, io[IO_MASK], io[IO_OBS], io[IO_SEAT], cfg[CFG_ORACLE], io[IO_ORACLE],
         io[IO_PENDING], io[IO_PENDING_OUT],
     )  # fmt: skip
+    _publish(t, io)
 
 
 @njit(cache=True)
@@ -285,11 +301,12 @@ class VectorEnv:
     >>> obs, mask, seat = env.reset()
     >>> obs, mask, seat, rewards, done, info = env.step(actions)   # actions: (B,) ints
 
-    The arrays returned are the env's own buffers, by design (no copy on the hot path), and the
-    next call overwrites them: copy what you keep. Writing into ``obs``, ``rewards``, ``done`` or
-    the ``info`` arrays never reaches the game. ``mask`` and ``seat`` are what the next ``step``
-    checks the actions against: treat them as read-only (``mask.copy()`` to edit one), since an
-    action a hand-edited mask allows is applied without a second check.
+    The arrays returned are read-only views of the env's own buffers (no copy on the hot path),
+    and the next call overwrites them: copy what you keep (``mask.copy()`` to edit one). Writing
+    into one raises at once, and its ``writeable`` flag cannot be turned back on. ``step`` checks
+    the actions against a mask the env keeps to itself (the kernels copy each table's mask and
+    seat into the returned buffers), so no write into what it returned, by any means, gets an
+    illegal action applied.
     """
 
     def __init__(
@@ -358,10 +375,25 @@ class VectorEnv:
         self._done = np.zeros(B, dtype=np.bool_)
         self._hand_over = np.zeros(B, dtype=np.bool_)
         self._results = np.zeros((B, RESULT_WIDTH), dtype=np.int32)
+        self._mask_out = np.zeros((B, NUM_ACTIONS), dtype=np.int8)  # copies of _mask and _seat: handed out
+        self._seat_out = np.zeros(B, dtype=np.int64)
         self._io = (
             self._games, self._rewards, self._done, self._hand_over, self._pending, self._final,
             self._mask, self._obs, self._seat, self._oracle, self._pending_out, self._results,
+            self._mask_out, self._seat_out,
         )  # fmt: skip
+        # what the caller gets: read-only views, made once (_mask and _seat are never handed out)
+        self._ro_obs, self._ro_mask, self._ro_seat, self._ro_rewards, self._ro_done = map(
+            read_only, (self._obs, self._mask_out, self._seat_out, self._rewards, self._done)
+        )
+        self._ro_info = {
+            "pending_reward": read_only(self._pending_out),
+            "final_reward": read_only(self._final),
+            "hand_over": read_only(self._hand_over),
+            "results": read_only(self._results),
+        }
+        if oracle:
+            self._ro_info["oracle"] = read_only(self._oracle)
         self._cfg = (
             np.uint64(self.seed),
             self.hands_per_game,
@@ -392,7 +424,7 @@ class VectorEnv:
             first = seeds.astype(np.uint64)
         _reset_all(self.buf, self._wt, first, seeds is not None, self._cfg, self._io)
         self._ready = True
-        return self._obs, self._mask, self._seat
+        return self._ro_obs, self._ro_mask, self._ro_seat
 
     def _illegal(self, t: int, a: int, n_illegal: int) -> ValueError:
         """The error for an illegal action ``a`` at table ``t`` (the first of ``n_illegal`` in the batch)."""
@@ -430,7 +462,7 @@ class VectorEnv:
         if len(np.unique(tables)) != len(tables):
             raise ValueError("tables must be distinct")
         _reset_list(tables.astype(np.int64), seeds.astype(np.uint64), self.buf, self._wt, self._cfg, self._io)
-        return self._obs, self._mask, self._seat
+        return self._ro_obs, self._ro_mask, self._ro_seat
 
     def load_worlds(
         self, tables, src: np.ndarray, t: int, seat: int, seeds, belief=None
@@ -451,12 +483,19 @@ class VectorEnv:
         self.world_log_weights = (
             np.zeros(len(tables)) if factors is None else belief_log_weights(self.buf, tables, seat, factors)
         )
-        tables = tables.astype(np.int64)
+        return self._observe_tables(tables)
+
+    def _observe_tables(self, tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Observe the listed tables again after their state was written into ``buf`` directly
+        (``load_worlds``, the search benchmarks): masks, observations, seats, pending rewards."""
+        tables = np.asarray(tables).astype(np.int64)
         observe_tables(
             tables, self.buf, self._wt, self._mask, self._obs, self._seat,
             self.oracle, self._oracle, self._pending, self._pending_out,
         )  # fmt: skip
-        return self._obs, self._mask, self._seat
+        self._mask_out[tables] = self._mask[tables]
+        self._seat_out[tables] = self._seat[tables]
+        return self._ro_obs, self._ro_mask, self._ro_seat
 
     def step(self, actions: np.ndarray):
         """Apply one action per table. Returns ``(obs, mask, seat, rewards (B,4), done (B,), info)``.
@@ -519,23 +558,15 @@ class VectorEnv:
 
     def _outputs(self, acted: np.ndarray):
         """What :meth:`step` and :meth:`step_tables` return, from the buffers the kernels wrote."""
-        info = {
-            "acted_seat": acted,
-            "pending_reward": self._pending_out,
-            "final_reward": self._final,
-            "hand_over": self._hand_over,
-            "results": self._results,
-        }
-        if self.oracle:
-            info["oracle"] = self._oracle
-        return self._obs, self._mask, self._seat, self._rewards, self._done, info
+        info = {"acted_seat": acted, **self._ro_info}
+        return self._ro_obs, self._ro_mask, self._ro_seat, self._ro_rewards, self._ro_done, info
 
     @property
     def oracle_planes(self) -> np.ndarray:
         """Oracle planes of each table's acting seat, as of the last reset/step (``oracle=True`` only)."""
         if not self.oracle:
             raise RuntimeError("this VectorEnv was made with oracle=False")
-        return self._oracle
+        return self._ro_info["oracle"]
 
     @property
     def games_started(self) -> np.ndarray:

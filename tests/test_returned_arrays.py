@@ -2,15 +2,16 @@
 
 For each env, one copy is played while the caller scribbles over every array (and every dict)
 it was handed, and a twin copy is played with the same actions untouched: states, rewards and
-what each env accepts stay identical. ``VectorEnv`` hands out its own buffers by design (no copy
-on the hot path): the ones it never reads back are checked here, and the ones it does read back
-(``mask``, ``seat``) are documented as the caller's to leave alone.
+what each env accepts stay identical. ``VectorEnv`` hands out read-only views of its own buffers
+(no copy on the hot path): writing into them raises, and even a writable alias of the returned
+mask (memory written behind numpy's back) never gets an illegal action applied.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -193,3 +194,84 @@ def test_vector_env_buffers_it_does_not_read_back():
         scribble(done)
         scribble({k: v for k, v in info.items() if k != "acted_seat"})
         assert np.array_equal(state.flat_state(env.buf, 0), state.flat_state(twin.buf, 0))
+
+
+def _writable_alias(a: np.ndarray) -> np.ndarray:
+    """A writable array on ``a``'s memory, made behind numpy's back (the path a read-only flag cannot close)."""
+
+    class Alias:
+        pass
+
+    alias = Alias()
+    face = dict(a.__array_interface__)
+    face["data"] = (face["data"][0], False)
+    alias.__array_interface__ = face
+    out = np.asarray(alias)
+    assert out.flags.writeable
+    return out
+
+
+def _handed_out(env: VectorEnv, actions: np.ndarray):
+    """Every array ``env`` hands out, from each of its methods."""
+    obs, mask, seat = env.reset()
+    yield from (obs, mask, seat)
+    obs, mask, seat, rew, done, info = env.step(actions(mask))
+    yield from (obs, mask, seat, rew, done)
+    yield from (v for k, v in info.items() if k != "acted_seat")
+    yield env.oracle_planes
+    tables = np.array([0, 2])
+    out = env.step_tables(tables, actions(mask)[tables])
+    yield from out[:5]
+    yield from (v for k, v in out[5].items() if k != "acted_seat")
+    obs, mask, seat = env.reset_tables(tables, [5, 6])
+    yield from (obs, mask, seat)
+    yield from env.load_worlds(np.array([1]), env.buf, 0, int(seat[0]), [7])
+
+
+def test_vector_env_hands_out_read_only_views():
+    env = VectorEnv(num_tables=4, seed=1, oracle=True)
+    n = 0
+    for a in _handed_out(env, lambda mask: mask.argmax(axis=1)):
+        n += 1
+        assert not a.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            a.reshape(-1)[0] = 1
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            a.flags.writeable = True
+        with pytest.raises(ValueError, match="WRITEABLE"):
+            a.view().flags.writeable = True
+    assert n == 30
+    assert env.step(env.reset()[1].argmax(axis=1))[5]["acted_seat"].flags.writeable  # a fresh copy: the caller's
+
+
+@pytest.mark.parametrize("method", ["step", "step_tables"])
+def test_vector_env_edited_mask_never_gets_an_illegal_action_applied(method):
+    """Each step, the caller marks every action legal through a writable alias of the returned
+    mask (and of the seats) and plays an action the rules refuse: the env refuses it with one
+    line naming the table, the seat and the truly legal actions, and the game goes on exactly as
+    its untouched twin's."""
+    env, twin = VectorEnv(num_tables=4, seed=3), VectorEnv(num_tables=4, seed=3)
+    obs, mask, seat = env.reset()
+    twin.reset()
+    rng = np.random.default_rng(1)
+    tables = np.arange(4)
+    for _ in range(120):
+        legal = [np.flatnonzero(m) for m in mask]
+        actions = np.array([rng.choice(x) for x in legal])
+        t = int(rng.integers(4))
+        bad = actions.copy()
+        bad[t] = int(np.flatnonzero(mask[t] == 0)[0])
+        truth, true_seat = mask.copy(), seat.copy()
+        _writable_alias(mask)[...] = 1
+        _writable_alias(seat)[t] = 3 - seat[t]
+        with pytest.raises(
+            ValueError,
+            match=rf"illegal action at table {t}: seat {int(true_seat[t])} cannot take action {bad[t]} .*legal: "
+            + re.escape(str(np.flatnonzero(truth[t]).tolist())),
+        ):
+            env.step(bad) if method == "step" else env.step_tables(tables, bad)
+        assert np.array_equal(env.buf.view(np.uint8), twin.buf.view(np.uint8))
+        obs, mask, seat, *_ = env.step(actions) if method == "step" else env.step_tables(tables, actions)
+        t_obs, t_mask, t_seat, *_ = twin.step(actions)
+        assert np.array_equal(env.buf.view(np.uint8), twin.buf.view(np.uint8))
+        assert np.array_equal(mask, t_mask) and np.array_equal(seat, t_seat) and np.array_equal(obs, t_obs)

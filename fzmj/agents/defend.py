@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fzmj_env.checks import read_only
 from fzmj_env.core.hand import get_shanten_table, get_win_table
 from fzmj_env.encode import (
     F_GOLD_THROWN,
@@ -343,7 +344,7 @@ class DefendAgent(Agent):
         return np.ascontiguousarray(self._belief.predict(obs)["win_on"], dtype=np.float64)
 
     def act(self, obs, mask) -> np.ndarray:
-        obs, mask = as_batch(obs, mask)
+        obs, mask = map(read_only, as_batch(obs, mask))  # one compiled kernel, whoever owns the arrays
         out = np.empty(obs.shape[0], dtype=np.int64)
         if self._base is not None:
             base = np.ascontiguousarray(self._base.act(obs, mask), dtype=np.int64)

@@ -46,6 +46,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from fzmj_env.checks import read_only
 from fzmj_env.core.hand import get_shanten_table, get_win_table, is_golden_pair_counts, swims_counts
 from fzmj_env.core.state import A_CHI_HIGH, A_CHI_LOW, A_CHI_MID, A_HU, A_KONG, A_PASS, A_PENG, A_ROB, A_SELF_KONG
 from fzmj_env.encode import (
@@ -243,7 +244,7 @@ class HeuristicAgent(Agent):
         self._wt = get_win_table()
 
     def act(self, obs, mask) -> np.ndarray:
-        obs, mask = as_batch(obs, mask)
+        obs, mask = map(read_only, as_batch(obs, mask))  # one compiled kernel, whoever owns the arrays
         out = np.empty(obs.shape[0], dtype=np.int64)
         heuristic_kernel(obs, mask, self._st, self._wt, out)
         return out
@@ -323,7 +324,7 @@ class PatientAgent(HeuristicAgent):
         self.goal = goal
 
     def act(self, obs, mask) -> np.ndarray:
-        obs, mask = as_batch(obs, mask)
+        obs, mask = map(read_only, as_batch(obs, mask))
         out = np.empty(obs.shape[0], dtype=np.int64)
         patient_kernel(obs, mask, self._st, self._wt, PATIENT_GOALS.index(self.goal), out)
         return out

@@ -45,6 +45,14 @@ def resolve_device(name: str | None = None) -> str:
     return name
 
 
+def _tensor(x: np.ndarray, device):
+    """``x`` as a tensor on ``device``; a read-only array (a ``VectorEnv``'s buffers) is copied
+    first, since a torch tensor cannot be read-only (torch would warn)."""
+    import torch
+
+    return torch.from_numpy(x if x.flags.writeable else x.copy()).to(device)
+
+
 def pretrained_path() -> Path:
     """The shipped checkpoint behind the ``pretrained`` spec (``docs/pretrained.md``)."""
     if not PRETRAINED.is_file():
@@ -99,8 +107,8 @@ class PPOAgent(Agent):
         obs, mask = as_batch(obs, mask, channels=self.channels)
         with torch.no_grad():
             a = self.policy.act(
-                torch.from_numpy(obs).to(self.device),
-                torch.from_numpy(mask).to(self.device),
+                _tensor(obs, self.device),
+                _tensor(mask, self.device),
                 deterministic=self.deterministic,
             )
         return np.asarray(a.cpu().numpy() if hasattr(a, "cpu") else a, dtype=np.int64).reshape(-1)
@@ -117,9 +125,9 @@ class PPOAgent(Agent):
             probs[np.arange(len(mask)), self.act(obs, mask)] = 1.0
             return probs, None
         with torch.no_grad():
-            x = pol.prepare(torch.from_numpy(obs).to(self.device))
+            x = pol.prepare(_tensor(obs, self.device))
             hidden = pol.trunk(pol.actor_input(x, None))  # an oracle-guided actor plays on zeros
-            probs = torch.softmax(pol.masked_logits(hidden, torch.from_numpy(mask).to(self.device)), dim=-1)
+            probs = torch.softmax(pol.masked_logits(hidden, _tensor(mask, self.device)), dim=-1)
             value = None if getattr(pol, "oracle_critic", False) else pol.value_from(hidden, x, None)
         probs = probs.cpu().numpy().astype(np.float32) * (mask != 0)
         return probs, None if value is None else value.cpu().numpy().astype(np.float32)

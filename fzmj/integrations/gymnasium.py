@@ -78,6 +78,7 @@ from fzmj_env.checks import (
     check_int,
     check_obs_version,
     check_seed,
+    read_only,
 )
 from fzmj_env.encode import NUM_CHANNELS, NUM_COLUMNS, obs_channels
 from fzmj_env.rules import DEFAULT_RULES
@@ -137,7 +138,7 @@ class _Opponents:
         if self._kernel[i]:
             obs = _v2(obs)
             out = np.empty(len(obs), dtype=np.int64)
-            heuristic_kernel(obs, mask, agent._st, agent._wt, out)
+            heuristic_kernel(read_only(obs), read_only(mask), agent._st, agent._wt, out)
             return out
         return np.asarray(agent.act(obs, mask), dtype=np.int64)
 
@@ -158,7 +159,7 @@ class _Opponents:
         i = int(self.slot[rel - 1])
         if self._kernel[i]:
             agent = self.agents[i]
-            heuristic_kernel(_v2(obs), mask, agent._st, agent._wt, self._one)
+            heuristic_kernel(read_only(_v2(obs)), read_only(mask), agent._st, agent._wt, self._one)
             return self._one
         return np.asarray(self.agents[i].act(obs, mask), dtype=np.int64).reshape(1)
 
