@@ -168,7 +168,8 @@ class PolicyActor:
 
     def act(self, obs, mask) -> np.ndarray:
         with torch.no_grad():
-            a = self.policy.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
+            # copies: a VectorEnv hands out read-only buffers, which torch does not take
+            a = self.policy.act(torch.tensor(obs), torch.tensor(mask), deterministic=True)
         return a.cpu().numpy().astype(np.int64)
 
 

@@ -18,6 +18,11 @@ from .opponents import LEARNER, NoOpponents, OpponentPool
 from .selfplay_buffer import SelfPlayBuffer
 
 
+def _tensor(a: np.ndarray) -> torch.Tensor:
+    """A tensor of ``a``; a copy when ``a`` is read-only (a ``VectorEnv`` buffer: torch wants to own it)."""
+    return torch.from_numpy(a if a.flags.writeable else a.copy())
+
+
 class Rollout:
     """The tables' current observations and the per-step work of collecting decisions."""
 
@@ -72,8 +77,8 @@ class Rollout:
         every = len(rows) == len(self.all_tables)  # all tables are the learner's: no gather needed
         if len(rows):
             # the network's input is made on the host (hand features in Numba) and sent once
-            obs_d = torch.from_numpy(agent.prepare_host(obs if every else obs[rows])).to(self.device)
-            mask_d = torch.from_numpy(mask if every else mask[rows]).to(self.device)
+            obs_d = _tensor(agent.prepare_host(obs if every else obs[rows])).to(self.device)
+            mask_d = _tensor(mask if every else mask[rows]).to(self.device)
             oracle_d = torch.from_numpy(self.oracle[rows]).to(self.device) if self.oracle is not None else None
             keep = guide = None
             if agent.oracle_guide:  # each decision's oracle planes reach the actor with chance guide_keep
