@@ -8,6 +8,10 @@ An MLP over the flattened binary planes (the same input as the policies': ``(C, 
 * ``ready``: the logit that the seat is ready (听) ``(N, 3)``;
 * ``win_on``: the logit that the seat may win on a discard of each kind now ``(N, 3, 27)``.
 
+Two trunks (the spec's ``arch``): ``"mlp"`` (the default, and what a spec without ``arch`` means:
+the shipped model's) and ``"seq"``: the MLP beside a 1-D convolution that reads each seat's
+discards of a v3 observation in order (``SeqDiscards``), its output added to the first layer's.
+
 ``fzmj/agents/belief.py`` loads it (and checks a checkpoint first); ``fzmj/train/belief.py`` trains it.
 """
 
@@ -20,15 +24,22 @@ from .binary_linear import BinaryLinear
 
 MAX_COUNT = 4  # copies of a suit kind
 SPEC_KEYS = {"num_channels", "hidden"}
+OPTIONAL_KEYS = {"arch", "seq_channels", "seq_width"}  # "seq" only; a spec without arch is the MLP
+ARCHS = ("mlp", "seq")
+# v3 seat blocks (docs/observation.md): relative seat r's 47 planes start at 99 + 47 r: 24 planes of
+# discard kinds (plane i = its discard i, one-hot kind), then claimed / after-claim / gold flags
+# (column i = discard i) and three planes of the table time of each discard
+V3_SEAT0, V3_SEAT_PLANES, V3_POSITIONS = 99, 47, 24
+SEQ_FEATURES = 27 + 3 + 3  # per discard: its kind, its three flags, its table time (T / 80, three bits)
 
 
 def check_spec(spec) -> dict:
     """``spec`` if it names a network this module builds, else ``ValueError`` (one line)."""
     if not isinstance(spec, dict):
         raise ValueError(f"belief_spec must be a dict, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - SPEC_KEYS)
+    unknown = sorted(set(spec) - SPEC_KEYS - OPTIONAL_KEYS)
     if unknown:
-        raise ValueError(f"belief_spec has unknown keys {unknown} (keys: {sorted(SPEC_KEYS)})")
+        raise ValueError(f"belief_spec has unknown keys {unknown} (keys: {sorted(SPEC_KEYS | OPTIONAL_KEYS)})")
     missing = sorted(SPEC_KEYS - set(spec))
     if missing:
         raise ValueError(f"belief_spec lacks {missing}")
@@ -42,18 +53,79 @@ def check_spec(spec) -> dict:
         or not all(isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 8192 for x in h)
     ):
         raise ValueError(f"belief_spec hidden must be a list of 1..8 layer sizes in 1..8192, got {h!r}")
+    arch = spec.get("arch", "mlp")
+    if arch not in ARCHS:
+        raise ValueError(f"belief_spec arch must be one of {', '.join(ARCHS)}, got {arch!r}")
+    if arch == "mlp" and set(spec) & {"seq_channels", "seq_width"}:
+        raise ValueError("belief_spec seq_channels / seq_width are for arch 'seq' only")
+    if arch == "seq":
+        need = V3_SEAT0 + 4 * V3_SEAT_PLANES
+        if c < need:
+            raise ValueError(f"belief_spec arch 'seq' reads the v3 discard planes: num_channels >= {need}, got {c}")
+        for k in ("seq_channels", "seq_width"):
+            v = spec.get(k)
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 1024:
+                raise ValueError(f"belief_spec {k} must be an integer in 1..1024, got {v!r}")
     return spec
+
+
+class SeqDiscards(nn.Module):
+    """Each seat's discards in turn order: a 1-D convolution over the 24 discard positions of a
+    v3 observation (per position its kind, claimed / after-claim / gold flags and table-time bits),
+    the same weights for the four seats; each seat's feature map flattened (so the position is
+    kept) and projected to ``width``; the four seats' outputs (self, 下家, opposite, 上家)
+    concatenated and projected to ``out`` (added to the MLP's first layer)."""
+
+    def __init__(self, channels: int, width: int, out: int):
+        super().__init__()
+        self.conv1 = nn.Conv1d(SEQ_FEATURES, channels, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(channels, channels, kernel_size=3, padding=1)
+        self.seat = nn.Linear(channels * V3_POSITIONS, width)
+        self.out = nn.Linear(4 * width, out)
+
+    @staticmethod
+    def features(obs: torch.Tensor) -> torch.Tensor:
+        """``(N, 4, SEQ_FEATURES, 24)`` float from ``obs`` ``(N, C >= 287, 27)``."""
+        n = obs.shape[0]
+        blocks = obs[:, V3_SEAT0 : V3_SEAT0 + 4 * V3_SEAT_PLANES].reshape(n, 4, V3_SEAT_PLANES, 27).float()
+        kinds = blocks[:, :, :V3_POSITIONS, :].transpose(2, 3)  # (N, 4, 27 kinds, 24 positions)
+        flags = blocks[:, :, V3_POSITIONS : V3_POSITIONS + 3, :V3_POSITIONS]  # (N, 4, 3, 24)
+        # time planes: column c of plane j set when the table's discard 27 j + c was the seat's;
+        # for its discard i (in order) the time T is the i-th set bit: coded as three coarse bits
+        t = blocks[:, :, V3_POSITIONS + 3 : V3_POSITIONS + 6, :].reshape(n, 4, 81)
+        # the i-th set time (ascending) belongs to discard i: sort the set times first
+        times = torch.arange(81, device=obs.device, dtype=t.dtype)
+        key = torch.where(t > 0, times, torch.full_like(t, 1e4))
+        ordered = torch.sort(key, dim=-1).values[..., :V3_POSITIONS]  # (N, 4, 24): T of discard i or 1e4
+        has = (ordered < 1e4).to(t.dtype)
+        tt = torch.where(ordered < 1e4, ordered, torch.zeros_like(ordered))
+        time_bits = torch.stack([has * (tt >= 8), has * (tt >= 24), has * (tt >= 48)], dim=2)
+        return torch.cat([kinds, flags, time_bits], dim=2)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        f = self.features(obs)
+        n = f.shape[0]
+        x = torch.relu(self.conv1(f.reshape(n * 4, SEQ_FEATURES, V3_POSITIONS)))
+        x = torch.relu(self.conv2(x))
+        x = torch.relu(self.seat(x.reshape(n * 4, -1)))
+        return self.out(x.reshape(n, -1))
 
 
 class BeliefNet(nn.Module):
     """MLP trunk + three heads (see the module docstring)."""
 
-    def __init__(self, num_channels: int, hidden=(256, 256)):
+    def __init__(
+        self, num_channels: int, hidden=(256, 256), arch: str = "mlp", seq_channels: int = 32, seq_width: int = 64
+    ):
         super().__init__()
-        self.spec = check_spec({"num_channels": int(num_channels), "hidden": [int(x) for x in hidden]})
+        spec = {"num_channels": int(num_channels), "hidden": [int(x) for x in hidden]}
+        if arch != "mlp":  # an MLP's spec stays the two keys it always had (the shipped model's)
+            spec.update(arch=arch, seq_channels=int(seq_channels), seq_width=int(seq_width))
+        self.spec = check_spec(spec)
         hidden = self.spec["hidden"]
         # the planes are 0/1 and sparse: the first layer sums the weight rows of the ones (on CPU)
         self.first = BinaryLinear(num_channels * 27, hidden[0])
+        self.seq = SeqDiscards(seq_channels, seq_width, hidden[0]) if arch == "seq" else None
         layers: list[nn.Module] = [nn.ReLU()]
         for a, b in zip(hidden, hidden[1:], strict=False):
             layers += [nn.Linear(a, b), nn.ReLU()]
@@ -75,7 +147,10 @@ class BeliefNet(nn.Module):
 
     def hidden(self, obs: torch.Tensor) -> torch.Tensor:
         """The trunk's output, which every head reads: ``(N, hidden[-1])``."""
-        return self.trunk(self.first(obs.reshape(obs.shape[0], -1)))
+        x = self.first(obs.reshape(obs.shape[0], -1))
+        if self.seq is not None:
+            x = x + self.seq(obs)
+        return self.trunk(x)
 
     @torch.no_grad()
     def probabilities(self, obs: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -131,4 +206,5 @@ def belief_planes(net: BeliefNet, obs: torch.Tensor) -> torch.Tensor:
 
 def build_belief_net(spec: dict) -> BeliefNet:
     spec = check_spec(spec)
-    return BeliefNet(spec["num_channels"], spec["hidden"])
+    extra = {k: spec[k] for k in OPTIONAL_KEYS if k in spec}
+    return BeliefNet(spec["num_channels"], spec["hidden"], **extra)

@@ -55,6 +55,7 @@ class BeliefArgs:
     batch_size: int = 512
     lr: float = 1e-3
     hidden: list = field(default_factory=lambda: [256, 256])
+    arch: str = "mlp"
     seed: int = 0
     tables: int = 512
     threads: int = 1
@@ -98,6 +99,12 @@ def check_args(a: BeliefArgs) -> BeliefArgs:
             raise BeliefConfigError(f"{key} must be an integer in {lo:,}..{hi:,}, got {v!r}")
     if not (isinstance(a.lr, float) and 0 < a.lr < 1):
         raise BeliefConfigError(f"lr must be a number in (0, 1), got {a.lr!r}")
+    from fzmj.agents.belief_net import ARCHS, V3_SEAT0, V3_SEAT_PLANES
+
+    if a.arch not in ARCHS:
+        raise BeliefConfigError(f"arch: {a.arch!r} is not one of {', '.join(ARCHS)}")
+    if a.arch == "seq" and OBS_LAYOUTS[a.obs_version] < V3_SEAT0 + 4 * V3_SEAT_PLANES:
+        raise BeliefConfigError(f"arch seq reads the discard order of observation v3: not in {a.obs_version}")
     if not a.hidden or not all(isinstance(h, int) and 1 <= h <= 8192 for h in a.hidden) or len(a.hidden) > 8:
         raise BeliefConfigError(f"hidden: 1..8 layer sizes in 1..8192, got {a.hidden!r}")
     return a
@@ -199,6 +206,18 @@ def evaluate(predict, val: dict, base: dict, batch: int = 4096) -> tuple[dict, l
     return m, calibration(dp, dy)
 
 
+def belief_loss(out: dict, counts, ready, win_on) -> tuple:
+    """The training loss of the network's logits ``out`` against the labels of a batch: the
+    cross-entropy of the counts + BCE of ``ready`` + 10 x BCE of ``win_on`` (rare, 1.5% of its
+    labels, so its term is scaled up); returns the loss and its three terms."""
+    import torch
+
+    l_conc = torch.nn.functional.cross_entropy(out["concealed"].reshape(-1, 5), counts.reshape(-1))
+    l_ready = torch.nn.functional.binary_cross_entropy_with_logits(out["ready"], ready)
+    l_win = torch.nn.functional.binary_cross_entropy_with_logits(out["win_on"], win_on)
+    return l_conc + l_ready + 10.0 * l_win, l_conc, l_ready, l_win
+
+
 # ---- the run -------------------------------------------------------------------------------------
 def _data(run_dir: Path, a: BeliefArgs, progress) -> tuple[dict, dict]:
     """The training and held-out sets, generated once per run folder (kept in ``data/``)."""
@@ -229,9 +248,14 @@ def _data(run_dir: Path, a: BeliefArgs, progress) -> tuple[dict, dict]:
     return sets["train"], sets["val"]
 
 
-def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epochs: int | None = None) -> dict:
+def train(
+    a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epochs: int | None = None, sets=None
+) -> dict:
     """One run (module docstring); returns the last held-out metrics. On ``resume`` the run's own
-    settings are used, except ``epochs`` when given (to train a finished run further)."""
+    settings are used, except ``epochs`` when given (to train a finished run further). ``sets``:
+    ``(train, val)`` data already made (``benchmarks/belief_curve.py``: nested subsets of one
+    set), used instead of the run folder's ``data/`` (not kept there: such a run is not resumable
+    from its own folder alone)."""
     # Long on purpose: one run top to bottom as in the PPO trainer (data, network, epochs with
     # held-out metrics, checkpoints, TensorBoard), so a reader follows it without jumping.
     import torch
@@ -275,11 +299,11 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
         print(line, flush=True)
 
     try:
-        train_set, val_set = _data(run_dir, a, say)
+        train_set, val_set = sets if sets is not None else _data(run_dir, a, say)
         base = base_rates(train_set)
         torch.manual_seed(a.seed)
         C = OBS_LAYOUTS[a.obs_version]
-        net = BeliefNet(C, a.hidden)
+        net = BeliefNet(C, a.hidden, arch=a.arch)
         opt = torch.optim.Adam(net.parameters(), lr=a.lr)
         rng = np.random.default_rng(a.seed)
         start_epoch, step = 0, 0
@@ -340,10 +364,7 @@ def train(a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epo
                 x = torch.from_numpy(unpack(train_set["obs"][idx]))
                 out = net(x)
                 li = torch.from_numpy(idx)
-                l_conc = torch.nn.functional.cross_entropy(out["concealed"].reshape(-1, 5), counts_t[li].reshape(-1))
-                l_ready = torch.nn.functional.binary_cross_entropy_with_logits(out["ready"], ready_t[li])
-                l_win = torch.nn.functional.binary_cross_entropy_with_logits(out["win_on"], win_t[li])
-                loss = l_conc + l_ready + 10.0 * l_win  # win_on is rare (1.5%): its term is scaled up
+                loss, l_conc, l_ready, l_win = belief_loss(out, counts_t[li], ready_t[li], win_t[li])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -416,6 +437,11 @@ def build_parser() -> OneLineParser:
     ap.add_argument("--batch-size", type=int, default=d.batch_size)
     ap.add_argument("--lr", type=float, default=d.lr)
     ap.add_argument("--hidden", type=int, nargs="+", default=d.hidden)
+    ap.add_argument(
+        "--arch",
+        default=d.arch,
+        help="mlp (default) or seq: also a 1-D convolution over each seat's discards in order (v3)",
+    )
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--tables", type=int, default=d.tables, help="self-play tables stepped together")
     ap.add_argument("--threads", type=int, default=d.threads, help="torch threads")
