@@ -11,7 +11,7 @@ on those sets) in ``RUNS/{arch}_{size}``; the table gives the last epoch's held-
 
     nice -n 19 python benchmarks/belief_curve.py                 # small defaults (minutes)
     nice -n 19 python benchmarks/belief_curve.py --sizes 100000 400000 1600000 --archs mlp seq \\
-        --epochs 1 --val-decisions 50000 --data runs/belief_curve/data --runs-dir runs/belief_curve \\
+        --epochs 1 --val-decisions 50000 --chunk 400000 --tables 512 --data runs/belief_curve/data --runs-dir runs/belief_curve \\
         --json runs/belief_curve/curve.json
 """
 
@@ -65,14 +65,14 @@ def nested(chunks: list[dict], size: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 40_000], help="training decisions")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 80_000], help="training decisions")
     ap.add_argument("--archs", nargs="+", default=["mlp"], help="mlp and/or seq")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--val-decisions", type=int, default=10_000)
-    ap.add_argument("--chunk", type=int, default=400_000, help="decisions per generated chunk")
+    ap.add_argument("--chunk", type=int, default=40_000, help="decisions per generated chunk")
     ap.add_argument("--obs-version", default="v3")
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--tables", type=int, default=512)
+    ap.add_argument("--tables", type=int, default=64, help="self-play tables (the measured set: 512)")
     ap.add_argument("--hidden", type=int, nargs="+", default=[256, 256])
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--data", default="runs/belief_curve_small/data", help="folder of the generated chunks")
