@@ -85,16 +85,8 @@ def collect_demonstrations(
     oracle = oracle or reads_oracle(agent)
     reset_agent(agent, seed)
     player = agent if actor is None else actor
-    env = VectorEnv(
-        num_tables,
-        rules=rules,
-        seed=seed,
-        hands_per_game=hands_per_game,
-        reward_scale=reward_scale,
-        num_threads=env_threads,
-        obs_version=obs_version,
-        oracle=oracle,
-    )
+    env = VectorEnv(num_tables, rules, seed=seed, hands_per_game=hands_per_game, reward_scale=reward_scale,
+                    num_threads=env_threads, obs_version=obs_version, oracle=oracle)  # fmt: skip
     obs, mask, seat = env.reset()
     hidden = env.oracle_planes if oracle else None
     obs_shape = obs.shape[1:]
@@ -137,6 +129,11 @@ def collect_demonstrations(
         obs, mask, seat, _rewards, done, info = env.step(actions)
         hidden = info.get("oracle")
         buf.credit(seat, info["pending_reward"], done, info["final_reward"])
+    return _demonstrations(buf, played, gamma)
+
+
+def _demonstrations(buf: SelfPlayBuffer, played: torch.Tensor, gamma: float) -> Demonstrations:
+    """The kept decisions of a buffer whose games all ended, with their Monte-Carlo returns."""
     _adv, returns, idx = buf.compute_gae(gamma, 1.0)  # lambda = 1: Monte-Carlo returns
     sel = torch.as_tensor(idx)
     return Demonstrations(
@@ -147,7 +144,7 @@ def collect_demonstrations(
         table=buf.table[idx].copy(),
         seat=buf.seat[idx].copy(),
         played=played.index_select(0, sel).clone(),
-        oracle=buf.oracle.index_select(0, sel).clone() if oracle else None,
+        oracle=buf.oracle.index_select(0, sel).clone() if buf.oracle is not None else None,
     )
 
 
