@@ -193,7 +193,7 @@ class ActorCritic(nn.Module):
             if oracle.shape[1] != self.oracle_channels:
                 raise ValueError(
                     f"this policy's critic reads {self.oracle_channels} oracle planes, got {oracle.shape[1]} "
-                    f"(a critic of oracle_v1 reads 37; the env gives {ORACLE_CHANNELS})"
+                    f"(a critic of oracle_v1 reads {ORACLE_V1_CHANNELS}; the env gives {ORACLE_CHANNELS})"
                 )
             both = torch.cat([obs.flatten(1), oracle.flatten(1)], dim=1)
             return self.critic(self.critic_trunk(both)).squeeze(-1)

@@ -150,7 +150,9 @@ def _demonstrations(buf: SelfPlayBuffer, played: torch.Tensor, gamma: float) -> 
 
 def _act(player, obs, mask, hidden) -> np.ndarray:
     """The player's actions; an oracle teacher also gets the rows' oracle planes."""
-    if getattr(player, "reads_oracle", False):
+    from .oracle_teacher import reads_oracle
+
+    if reads_oracle(player):
         return np.asarray(player.act(obs, mask, hidden), dtype=np.int64)
     return np.asarray(player.act(obs, mask), dtype=np.int64)
 
@@ -289,6 +291,21 @@ def behaviour_clone(
     return stats
 
 
+def clone_with_config(policy: ActorCritic, demos: Demonstrations, args, seed: int, **kw) -> dict:
+    """:func:`behaviour_clone` with the run config's ``bc_*`` settings and ``vf_coef`` (the warm
+    start's and expert iteration's fit)."""
+    return behaviour_clone(
+        policy,
+        demos,
+        epochs=args.bc_epochs,
+        batch_size=args.bc_batch_size,
+        lr=args.bc_learning_rate,
+        vf_coef=args.vf_coef,
+        seed=seed,
+        **kw,
+    )
+
+
 @torch.no_grad()
 def holdout_metrics(policy: ActorCritic, demos: Demonstrations, idx: torch.Tensor, batch: int = 4096) -> dict:
     """Accuracy (argmax == teacher's action) and CE of ``policy`` on the decisions ``idx``."""
@@ -339,13 +356,10 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
             add_hand_features(more)
         demos = more if demos is None else join_demonstrations(demos, more)
         t_collect = time.perf_counter() - t_round
-        stats = behaviour_clone(
+        stats = clone_with_config(
             agent,
             demos,
-            epochs=args.bc_epochs,
-            batch_size=args.bc_batch_size,
-            lr=args.bc_learning_rate,
-            vf_coef=args.vf_coef,
+            args,
             seed=args.seed + rnd,
             log=lambda name, value, step, rnd=rnd: writer.add_scalar(name, value, step + rnd * args.bc_epochs),
         )

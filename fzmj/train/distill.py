@@ -41,7 +41,7 @@ from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
 from .bc import (
     PolicyActor,
     add_hand_features,
-    behaviour_clone,
+    clone_with_config,
     collect_demonstrations,
     holdout_metrics,
     search_cost,
@@ -106,16 +106,7 @@ def iteration(args, agent, teacher, it: int, progress: bool = True) -> tuple[dic
     every = torch.arange(len(demos))
     before = holdout_metrics(agent, demos, every)["accuracy"]  # = share where the learner played the label
     agent.train()
-    stats = behaviour_clone(
-        agent,
-        demos,
-        epochs=args.bc_epochs,
-        batch_size=args.bc_batch_size,
-        lr=args.bc_learning_rate,
-        vf_coef=args.vf_coef,
-        seed=(args.seed * 31 + it) % 2**63,
-        progress=False,
-    )
+    stats = clone_with_config(agent, demos, args, seed=(args.seed * 31 + it) % 2**63, progress=False)
     agent.eval()
     stats.update(
         decisions=len(demos),

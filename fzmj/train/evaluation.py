@@ -43,13 +43,15 @@ class Evaluator:
         self.args, self.run_dir, self.writer, self.main = args, run_dir, writer, main
         self.latest: dict[str, dict] = {}
 
-    def due(self, update: int, stopping: bool) -> bool:
-        every = self.args.eval_every
+    def _due(self, every: int, update: int, stopping: bool) -> bool:
+        """Every ``every`` updates and at the last (``every`` 0: never), not while stopping."""
         return every > 0 and (update % every == 0 or update == self.args.num_updates) and not stopping
 
+    def due(self, update: int, stopping: bool) -> bool:
+        return self._due(self.args.eval_every, update, stopping)
+
     def paired_due(self, update: int, stopping: bool) -> bool:
-        every = self.args.eval_paired_every
-        return every > 0 and (update % every == 0 or update == self.args.num_updates) and not stopping
+        return self._due(self.args.eval_paired_every, update, stopping)
 
     def run_paired(self, ckpt: Path, update: int, global_step: int) -> dict | None:
         """The checkpoint, then ``heuristic``, against three heuristics on the same walls:
