@@ -55,7 +55,30 @@ from pathlib import Path
 import numpy as np
 
 from fzmj_env.actions import NUM_ACTIONS
-from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION
+from fzmj_env.encode import (
+    H_DISC,
+    H_DISC_AFTER_CLAIM,
+    H_DISC_CLAIMED,
+    H_DISC_GOLD,
+    H_DISC_N,
+    H_DISC_TIME,
+    H_FLOWER_WHEN,
+    H_MELD,
+    H_MELD_SOURCE,
+    H_MELD_TAKEN,
+    H_MELD_TYPE,
+    H_MELD_WHEN,
+    H_SEAT_PLANES,
+    H_TIME_PLANES,
+    NUM_CHANNELS,
+    OBS_VERSION,
+    OBS_VERSIONS,
+    P_HAND_NO,
+    P_HIST,
+    P_SCORES,
+    SCORE_BITS,
+    V3_CHANNELS,
+)
 
 from .base import Agent, AgentSpecError, as_batch
 from .heuristic import HeuristicAgent
@@ -281,8 +304,88 @@ def public_view(obs: np.ndarray) -> list[dict]:
     return [dict(zip(keys, v, strict=True)) for v in zip(*fields.values(), strict=True)]
 
 
+# ---- observation v3: the public history (docs/protocol.md, "The v3 fields") ----------------------
+MELD_TYPES = ("chi", "peng", "exposed_kong", "added_kong", "concealed_kong")  # meld_type's t = 0..4
+_N_MELDS = H_MELD_TYPE - H_MELD  # meld planes per seat (MAX_MELDS)
+
+
+def _cols(row: np.ndarray) -> list[int]:
+    return np.flatnonzero(row).tolist()
+
+
+def _one(row: np.ndarray):
+    """The column of a one-hot row, None for an empty row."""
+    c = np.flatnonzero(row)
+    return int(c[0]) if c.size else None
+
+
+def _meld_history(h: np.ndarray) -> list[dict]:
+    """Each meld of one seat's v3 block ``h`` (47, 27), in the order it was made."""
+    out = []
+    for j in range(_N_MELDS):
+        t = _one(h[H_MELD_TYPE, 5 * j : 5 * j + 5])
+        if t is None:
+            break  # melds fill 0, 1, ... in order
+        d = _one(h[H_MELD_SOURCE, 3 * j : 3 * j + 3])
+        out.append(
+            {
+                "type": MELD_TYPES[t],
+                "kinds": _cols(h[H_MELD + j]),
+                "source": None if d is None else d + 1,
+                "taken": _one(h[H_MELD_TAKEN, 3 * j : 3 * j + 3]),
+                "when": _cols(h[H_MELD_WHEN + j]),
+            }
+        )
+    return out
+
+
+def _seat_history(h: np.ndarray, score: np.ndarray) -> dict:
+    """The v3 fields of one relative seat: its block ``h`` (47, 27) and its score plane."""
+    disc = h[H_DISC : H_DISC + H_DISC_N]
+    return {
+        "discard_order": disc.argmax(axis=1)[disc.any(axis=1)].tolist(),
+        "disc_claimed_at": _cols(h[H_DISC_CLAIMED]),
+        "disc_after_claim_at": _cols(h[H_DISC_AFTER_CLAIM]),
+        "disc_gold_at": _cols(h[H_DISC_GOLD]),
+        "disc_time": _cols(h[H_DISC_TIME : H_DISC_TIME + H_TIME_PLANES].reshape(-1)),  # T = 27 plane + column
+        "meld_history": _meld_history(h),
+        "flowers_when": h[H_FLOWER_WHEN : H_FLOWER_WHEN + 4].sum(axis=0, dtype=np.int64).tolist(),
+        "score_level": int(
+            score[:SCORE_BITS].sum(dtype=np.int64) - score[SCORE_BITS : 2 * SCORE_BITS].sum(dtype=np.int64)
+        ),
+        "score_leads": bool(score[26]),
+    }
+
+
+def history_view(obs: np.ndarray) -> list[dict]:
+    """The v3 fields of each observation row (N, V3_CHANNELS, 27): ``{"seats": [4 dicts],
+    "hand_no": n}``, decoded from planes 99-291 only (docs/protocol.md names every field)."""
+    o = np.asarray(obs, dtype=np.int8)
+    if o.ndim == 2:
+        o = o[None]
+    out = []
+    for row in o:
+        seats = [
+            _seat_history(row[P_HIST + H_SEAT_PLANES * r : P_HIST + H_SEAT_PLANES * (r + 1)], row[P_SCORES + r])
+            for r in range(4)
+        ]
+        out.append({"seats": seats, "hand_no": int(row[P_HAND_NO].sum(dtype=np.int64))})
+    return out
+
+
+def _add_history(views: list[dict], obs: np.ndarray) -> None:
+    """Add the v3 fields to each row's public view (each seat's and ``hand_no``)."""
+    for v, h in zip(views, history_view(obs), strict=True):
+        for seat, more in zip(v["seats"], h["seats"], strict=True):
+            seat.update(more)
+        v["hand_no"] = h["hand_no"]
+
+
 def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",)) -> str:
-    """The ``act`` request line for a batch (without the newline): what the bot is sent."""
+    """The ``act`` request line for a batch (without the newline): what the bot is sent. ``obs``
+    (N, C, 27) in the layout the bot asked for: v2 (C = 99) or v3 (C = 292: ``planes`` is then
+    the whole v3 tensor, and ``view`` gains the v3 fields of :func:`history_view`)."""
+    obs = np.asarray(obs, dtype=np.int8)
     if not gc.isenabled():
         return _request_message(req_id, obs, mask, fields)
     gc.disable()  # many small lists and dicts, all garbage a moment later: no cycle scans meanwhile
@@ -295,7 +398,10 @@ def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("vie
 def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields) -> str:
     rows = [{"legal": lg} for lg in _sets(mask)]
     if "view" in fields:
-        for row, v in zip(rows, public_view(obs), strict=True):
+        views = public_view(obs[:, :NUM_CHANNELS])
+        if obs.shape[1] == V3_CHANNELS:  # a bot that asked for observation v3: its history too
+            _add_history(views, obs)
+        for row, v in zip(rows, views, strict=True):
             row["view"] = v
     if "planes" in fields:
         flat = (np.asarray(obs, dtype=np.int8).reshape(len(rows), -1) + 48).astype(np.uint8)
@@ -468,6 +574,7 @@ class _Process:
         self.scanned = 0  # bytes of buf known to hold no newline
         self.nl = -1  # index of the first newline in buf, -1: none found yet
         self.fields: tuple[str, ...] = ("view",)
+        self.obs_version = OBS_VERSION  # the layout the bot asked for in its hello
         self.max_batch = 0
         self.name = None
         os.set_blocking(self.proc.stdin.fileno(), False)
@@ -572,11 +679,12 @@ class ExecAgent(Agent):
             self._fallback.reset(seed)
 
     def act(self, obs, mask) -> np.ndarray:
-        obs, mask = as_batch(obs, mask)
+        v3 = np.ndim(obs) in (2, 3) and np.shape(obs)[-2] == V3_CHANNELS
+        obs, mask = as_batch(obs, mask, channels=V3_CHANNELS if v3 else NUM_CHANNELS)
         n = obs.shape[0]
         out = np.full(n, -1, dtype=np.int64)
         if not self._disabled:
-            proc = self._ensure_started()
+            proc = self._start_for(obs.shape[1], n)
             if proc is not None:
                 step = proc.max_batch or self.spec.batch or n
                 if self.spec.batch:
@@ -656,6 +764,7 @@ class ExecAgent(Agent):
             "version": VERSION,
             "obs_version": OBS_VERSION,
             "obs_shape": [NUM_CHANNELS, 27],
+            "obs_versions": list(OBS_VERSIONS),
             "actions": NUM_ACTIONS,
             "timeout_s": self.spec.timeout,
             "max_batch": self.spec.batch or None,
@@ -689,15 +798,52 @@ class ExecAgent(Agent):
         if type(mb) is not int or mb < 0:
             raise _BotFault("garbage", f"max_batch must be a non-negative integer, got {_one_line(mb)}")
         name = ans.get("name")
+        self._proc.obs_version = self._hello_obs_version(ans)
         self._proc.fields = tuple(dict.fromkeys(fields))
         self._proc.max_batch = min(mb, 1 << 30)
         self._proc.name = name[:200] if isinstance(name, str) else None
+
+    def _hello_obs_version(self, ans: dict) -> str:
+        """The observation layout the bot's hello asks for: ``"v2"`` (the default, also ``2``) or
+        ``"v3"`` (``3``); anything else is refused like another protocol version (no restart)."""
+        v = ans.get("obs_version", OBS_VERSION)
+        if type(v) is int and f"v{v}" in OBS_VERSIONS:
+            v = f"v{v}"
+        if type(v) is not str or v not in OBS_VERSIONS:
+            self._restarts = self.spec.restarts  # another layout will not fix itself
+            raise _BotFault(
+                "garbage", f"asks for observation {_one_line(v)}, this engine has {', '.join(OBS_VERSIONS)}"
+            )
+        return v
+
+    @property
+    def obs_version(self) -> str:
+        """The observation layout this bot reads: the one its hello asked for (``"v2"`` unless it
+        asked for ``"v3"``). Starts the bot if it is not running: the evaluator asks before it makes
+        its env (a bot that fails to start reads ``"v2"``; its fallback plays)."""
+        if self._disabled:
+            return OBS_VERSION
+        proc = self._ensure_started()
+        return OBS_VERSION if proc is None else proc.obs_version
+
+    def _start_for(self, channels: int, tables: int) -> _Process | None:
+        """The running bot for a table of ``channels`` planes; a bot that asked for v3 at a table
+        that gives v2 is refused (one line, no restart: the table will not change)."""
+        proc = self._ensure_started()
+        if proc is not None and proc.obs_version == "v3" and channels < V3_CHANNELS:
+            self._restarts = self.spec.restarts
+            why = "asked for observation v3, this table gives v2 (make the env with obs_version=3)"
+            self._fault(_BotFault("garbage", why), tables)
+            return None
+        return proc
 
     def _request(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The bot's actions for these rows; -1 where the fallback must play (fault, illegal)."""
         n = obs.shape[0]
         proc = self._proc
         self._req += 1
+        if proc.obs_version != "v3":
+            obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
         line = request_message(self._req, obs, mask, proc.fields)
         if self._seed_pending:
             line = json.dumps({"type": "reset", "seed": self._seed}) + "\n" + line
