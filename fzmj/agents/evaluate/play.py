@@ -79,12 +79,20 @@ def add_faults(total: list, part: list) -> None:
             total[i] = {k: (total[i] or {}).get(k, 0) + v for k, v in f.items()}
 
 
+def obs_layouts(agents) -> list[str]:
+    """The observation layout each agent reads: "v3" for a v3 checkpoint or an exec bot that asked
+    for it (its hello is read here: the bot starts now if it is not running), else "v2". The env
+    gives v3 when any agent reads it; v2 agents read its first 99 planes (the games do not change)."""
+    return [getattr(a, "obs_version", "v2") for a in agents]
+
+
 def play_batch(setup: Setup, b: int, progress=None):
     """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32,
     decisions (one count per distinct agent, int64), log, fell_back).
 
-    ``log`` (only with ``setup.log``): (acting seats, actions), both (steps, jobs) int8, seat -1
-    where the job's game was over; otherwise None. ``fell_back`` (jobs,) bool: the hands in which
+    ``log`` (only with ``setup.log``): (acting seats, actions, layouts): seats and actions both
+    (steps, jobs) int8, seat -1 where the job's game was over, and the observation layout each
+    distinct agent read ("v2" or "v3"); otherwise None. ``fell_back`` (jobs,) bool: the hands in which
     an agent's fallback played at least one decision (an ``exec:`` bot that faulted; see
     ``fallback_rows`` in docs/protocol.md): the paired evaluation must not pair those.
     """
@@ -98,9 +106,8 @@ def play_batch(setup: Setup, b: int, progress=None):
     rot = np.tile(np.arange(4), nw)
     for i, agent in enumerate(setup.agents):
         reset_agent(agent, agent_seed(setup.agent_key, b, i, getattr(agent, "seed", 0)))
-    # v3 when an agent reads it (a v3 checkpoint); v2 agents read v3 through its v2 planes, unchanged
-    v3 = any(getattr(a, "obs_version", "v2") == "v3" for a in setup.agents)
-    env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False, obs_version=3 if v3 else 2)
+    layouts = obs_layouts(setup.agents)
+    env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False, obs_version=3 if "v3" in layouts else 2)
     obs, mask, seat = env.reset(seeds=seeds)
     results = np.zeros((n, RESULT_WIDTH), dtype=np.int32)
     active = np.ones(n, dtype=bool)
@@ -156,7 +163,7 @@ def play_batch(setup: Setup, b: int, progress=None):
             raise RuntimeError(f"batch {b}: games still running after {_MAX_STEPS} decisions")
     if progress is not None:
         progress(n)
-    log = (np.stack(log_seats), np.stack(log_actions)) if setup.log else None
+    log = (np.stack(log_seats), np.stack(log_actions), layouts) if setup.log else None
     return results, decisions, log, fell_back
 
 

@@ -4,6 +4,13 @@ The evaluator logs every table's decisions while it plays (``_play_batch`` with 
 keeps, batch by batch, the hands where each agent scored least and most, and at the end replays
 each through the engine's ``Game`` (the same seed gives the same wall as the batched env) into
 a record that ``fzmj-replay`` reads. Ties go to the earlier hand, so the choice is deterministic.
+
+A record holds everything the observations depend on (the rules, the seed, each hand's wall,
+dealer and streak, every decision): :func:`record_observations` rebuilds the observation of any
+decision, v2 or v3, by replaying it through the engine's ``Game`` and the env's own encoder
+(``encode_table``), nothing re-implemented. ``meta.obs_version`` names the layout the evaluation's
+env gave (v3 when an agent read v3, e.g. an exec bot that asked for it) and ``meta.obs_versions``
+the layout each seat's agent read.
 """
 
 from __future__ import annotations
@@ -14,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.checks import check_obs_version
+from fzmj_env.encode import encode_table, obs_channels
 from fzmj_env.game import Game
 from fzmj_env.record import make_record, replay, save_record
 from fzmj_env.vector import RESULT_POINTS, RESULT_WIDTH
@@ -31,14 +41,16 @@ class RecordKeeper:
         n_agents = len(names)
         self.max_records = 2 * n_agents if max_records is None else int(max_records)
         self.k = max(1, math.ceil(self.max_records / (2 * n_agents)))
-        # per agent: lists of (score, job order, seat, wall seed, wall, rotation, decisions)
+        # per agent: lists of (score, job order, seat, wall seed, wall, rotation, decisions, layouts)
         self.best: list[list] = [[] for _ in names]
         self.worst: list[list] = [[] for _ in names]
 
     def add_batch(self, first_wall: int, seeds: np.ndarray, results: np.ndarray, log) -> None:
         """One batch: ``results`` (jobs, RESULT_WIDTH) as the evaluator builds them (points from RESULT_POINTS),
-        ``seeds`` the wall seed of each job, ``log`` (seats, actions) (steps, jobs)."""
-        seats_log, actions_log = log
+        ``seeds`` the wall seed of each job, ``log`` (seats, actions) (steps, jobs) and the layout
+        each distinct agent read ("v2" or "v3"; optional)."""
+        seats_log, actions_log = log[:2]
+        layouts = tuple(log[2]) if len(log) > 2 else ("v2",) * len(self.names)
         jobs = results.shape[0]
         pts = results[:, RESULT_POINTS:RESULT_WIDTH].astype(np.int64)
         rot = np.arange(jobs) % 4
@@ -56,7 +68,7 @@ class RecordKeeper:
                 (self.best, hi, lambda c: (-c[0], c[1], c[2])),
                 (self.worst, lo, lambda c: (c[0], c[1], c[2])),
             ):
-                rows = [self._entry(c, seeds, seats_log, actions_log) for c in new]
+                rows = [(*self._entry(c, seeds, seats_log, actions_log), layouts) for c in new]
                 keep[a] = sorted(keep[a] + rows, key=key)[: self.k]
 
     @staticmethod
@@ -68,7 +80,7 @@ class RecordKeeper:
         return (score, order, seat, int(seeds[j]), order // 4, order % 4, decisions)
 
     def _record(self, entry, why: str) -> dict:
-        score, order, seat, wall_seed, wall, rotation, decisions = entry
+        score, order, seat, wall_seed, wall, rotation, decisions, layouts = entry
         game = Game(self.rules, hands_per_game=1)
         game.reset(seed=wall_seed)
         for s, a in decisions:
@@ -87,6 +99,8 @@ class RecordKeeper:
             "wall": wall,
             "rotation": rotation,
             "seats": [self.names[self.slot_agent[(s - rotation) % 4]] for s in range(4)],
+            "obs_version": "v3" if "v3" in layouts else "v2",
+            "obs_versions": [layouts[self.slot_agent[(s - rotation) % 4]] for s in range(4)],
         }
         return rec
 
@@ -119,3 +133,25 @@ class RecordKeeper:
             save_record(self._record(entry, "; ".join(labels[key])), path)
             paths.append(path)
         return paths
+
+
+def record_observations(record: dict, obs_version: int | str = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(seats (D,), observations (D, C, 27) int8, masks (D, 62) int8)``: at each of the record's
+    D decisions, the acting seat's observation in layout ``obs_version`` (2 or 3, C = 99 or 292)
+    and its legal mask, as the env gave them. Rebuilt by replaying the record through the engine
+    (``Game``) and encoding with the env's encoder (``encode_table``): one rules core, one encoder.
+    A record that does not replay raises ``RecordError``."""
+    game = replay(record)  # the record replays exactly (else RecordError), under its own rules
+    h0 = record["hands"][0]
+    game = Game(game.rules, hands_per_game=int(record["hands_per_game"]))
+    game.reset(seed=record["seed"], wall=h0["wall"], dealer=h0["dealer"], streak=h0["streak"])
+    n = len(record["decisions"])
+    seats = np.zeros(n, dtype=np.int8)
+    obs = np.zeros((n, obs_channels(check_obs_version(obs_version)), 27), dtype=np.int8)
+    masks = np.zeros((n, NUM_ACTIONS), dtype=np.int8)
+    for i, (s, a) in enumerate(record["decisions"]):
+        seats[i] = s
+        encode_table(game.buf, 0, s, obs[i])
+        masks[i] = game.mask
+        game.step(int(a))
+    return seats, obs, masks
