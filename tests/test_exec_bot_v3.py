@@ -127,6 +127,18 @@ def test_a_v3_bot_gets_the_env_v3_observation(tmp_path, version):
         }
 
 
+def test_the_example_bot_asks_for_v3_and_fzmj_eval_runs_v3(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    spec = f"exec:{shlex.join([sys.executable, str(root / 'examples/bots/random_bot.py'), '--obs', 'view,planes', '--obs-version', 'v3'])}"
+    agent = make_agent(spec)
+    try:
+        assert agent.obs_version == "v3"
+    finally:
+        agent.close()
+    out = evaluate([spec, "heuristic"], hands=8, seed=2, batch=8, progress=False)
+    assert sum(out["bot_faults"][spec].values()) == 0 and out["agents"][spec]["decisions"] > 0
+
+
 def _check_seat(h: dict, g: Game, q: int, me: int) -> None:
     """One relative seat's decoded v3 fields against the engine's own record of seat ``q``."""
     v = g.view

@@ -8,6 +8,7 @@ hello, each ``act`` request with one action per table (uniform among the legal o
 generator reseeded by every ``reset``). Logs go to stderr; stdout carries only the protocol.
 It asks for the legal actions only (``"obs": []``); ``--obs view`` (or ``planes``, or
 ``view,planes``) asks for more, as a real bot would, and ignores it (to time the protocol).
+``--obs-version v3`` asks for observation v3 (the public history; docs/protocol.md).
 """
 
 import gc
@@ -16,13 +17,27 @@ import random
 import sys
 
 
+def options(argv):
+    """(obs fields, obs_version or None) from ``--obs A,B`` and ``--obs-version V``; None if bad."""
+    obs, version = [], None
+    it = iter(argv)
+    for flag in it:
+        value = next(it, None)
+        if flag == "--obs" and value is not None:
+            obs = value.split(",")
+        elif flag == "--obs-version" and value is not None:
+            version = value
+        else:
+            return None
+    return obs, version
+
+
 def main() -> int:
-    obs = []
-    if len(sys.argv) == 3 and sys.argv[1] == "--obs":
-        obs = sys.argv[2].split(",")
-    elif len(sys.argv) > 1:
-        print("usage: random_bot.py [--obs view|planes|view,planes]", file=sys.stderr)
+    opts = options(sys.argv[1:])
+    if opts is None:
+        print("usage: random_bot.py [--obs view|planes|view,planes] [--obs-version v2|v3]", file=sys.stderr)
         return 2
+    obs, version = opts
     rng = random.Random(0)
     out = sys.stdout
     # A parsed request is a tree of many small lists and dicts, freed by reference counting:
@@ -37,6 +52,8 @@ def main() -> int:
                 return 1
             rng.seed(msg.get("seed"))
             reply = {"type": "hello", "protocol": "fzmj-bot", "version": 1, "name": "random_bot", "obs": obs}
+            if version is not None:
+                reply["obs_version"] = version  # "v3": rows carry the v3 planes / view fields
         elif kind == "reset":
             rng.seed(msg.get("seed"))
             continue
