@@ -16,7 +16,9 @@ Options (``NAME=VALUE:`` groups before the command, any order):
 COMMAND is split like a POSIX shell line (``shlex``) and run without a shell, in its own
 process group, stdin/stdout piped (the protocol), stderr passed through. The bot sees only
 its seat's observation (the planes and/or the public view decoded from them) and the legal
-actions: never the state.
+actions: never the state. The hello's ``obs_version`` picks the layout: v2 (the default) or v3
+(the 292 planes, and the view gains the public history of :func:`history_view`); the evaluator
+reads it through :attr:`ExecAgent.obs_version` before it makes its tables.
 
 Faults (one line on stderr each, counted in :meth:`ExecAgent.pop_faults`, play never stops):
 
@@ -98,6 +100,7 @@ __all__ = [
     "normalize_exec_spec",
     "exec_identity",
     "public_view",
+    "history_view",
     "request_message",
     "PROTOCOL",
     "VERSION",
@@ -304,7 +307,7 @@ def public_view(obs: np.ndarray) -> list[dict]:
     return [dict(zip(keys, v, strict=True)) for v in zip(*fields.values(), strict=True)]
 
 
-# ---- observation v3: the public history (docs/protocol.md, "The v3 fields") ----------------------
+# ---- observation v3: the public history (docs/protocol.md, "Observation v3") ----------------------
 MELD_TYPES = ("chi", "peng", "exposed_kong", "added_kong", "concealed_kong")  # meld_type's t = 0..4
 _N_MELDS = H_MELD_TYPE - H_MELD  # meld planes per seat (MAX_MELDS)
 
