@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros
 
 from .core.engine import acting_seat, drawable, kind_unit, legal_mask, reserve, step, tiles_left
 from .core.intrinsics import borrow, load8, store8
@@ -622,10 +623,13 @@ def encode_v1(tb, seat, out):
     _preset_planes(tb, seat, out)
 
 
+# Speed (v3). The history planes are mostly zero (a seat's discard rows past its last discard,
+# its meld rows past its last meld, its flower rows without flowers): the four seat blocks are
+# cleared with one ``_clear_rows`` and only the ones are written after it. The score and hand
+# number rows are copied whole from small constant tables (the bit loops took 40 ns a table).
 @njit(cache=True, inline="always")
-def _history_seat(tb, s, me, gold, out, b):
-    """The v3 block of seat ``s`` (relative to ``me``) at plane ``b`` (every byte written)."""
-    _clear_rows(out, b, H_FLOWER_WHEN)  # mostly zero: clear, then set the ones; the flower rows are written whole
+def _history_discards(tb, s, gold, out, b):
+    """The discard rows (0-29) of seat ``s``'s block, onto zeroed rows."""
     disc = tb.disc[s]
     claimed = tb.disc_claimed[s]
     times = tb.disc_t[s]
@@ -639,6 +643,11 @@ def _history_seat(tb, s, me, gold, out, b):
             out[b + H_DISC_GOLD, i] = k == gold
         t = min(times[i] & 127, H_MAX_T)
         out[b + H_DISC_TIME + t // 27, t % 27] = 1
+
+
+@njit(cache=True, inline="always")
+def _history_melds(tb, s, me, out, b):
+    """The meld rows (30-42) of seat ``s``'s block, onto zeroed rows."""
     for j in range(tb.n_melds[s]):
         mt = tb.meld[s, j, 0]
         k = tb.meld[s, j, 1]
@@ -657,7 +666,53 @@ def _history_seat(tb, s, me, gold, out, b):
         out[b + H_MELD_WHEN + j, min(tb.meld_at[s, j, 0], 26)] = 1
         if tb.meld_at[s, j, 1] >= 0:
             out[b + H_MELD_WHEN + j, min(tb.meld_at[s, j, 1], 26)] = 1
-    _thresholds(out, b + H_FLOWER_WHEN, tb.flower_at, s * 27)  # counts kept at most 4 by the engine
+
+
+@njit(cache=True, inline="always")
+def _history_seat(tb, s, me, gold, out, b):
+    """The v3 block of seat ``s`` (relative to ``me``) at plane ``b``, onto zeroed rows."""
+    _history_discards(tb, s, gold, out, b)
+    _history_melds(tb, s, me, out, b)
+    o = s * 27
+    fl = tb.flower_at
+    if load8(fl, o) | load8(fl, o + 8) | load8(fl, o + 16) | load8(fl, o + 19):  # else the rows stay zero
+        _thresholds(out, b + H_FLOWER_WHEN, fl, o)  # counts kept at most 4 by the engine
+
+
+def _score_rows() -> np.ndarray:
+    """Row ``i`` of a score plane, columns 0-25, for ``i = min(bit_length(v), 13)`` (``v >= 0``) and
+    ``i = 13 + min(bit_length(-v), 13)`` (``v < 0``): see ``_history_tail``."""
+    rows = np.zeros((2 * SCORE_BITS + 1, 27), dtype=np.int8)
+    for n in range(SCORE_BITS + 1):
+        rows[n, :n] = 1  # v >= 2**j for j < n
+        rows[SCORE_BITS + n, SCORE_BITS : SCORE_BITS + n] = 1  # v <= -(2**j) for j < n
+    return rows
+
+
+_SCORE_ROWS = _score_rows()
+_THERMOMETER_ROWS = np.tril(np.ones((28, 27), dtype=np.int8), -1)  # row n: n ones, then zeros
+
+
+@njit(cache=True, inline="always")
+def _copy_row(out, p, rows, i):
+    """Plane ``p`` of ``out`` = row ``i`` of the constant table ``rows`` (n, 27)."""
+    for c in _COLUMNS:
+        store8(out, p * 27 + c, load8(rows, i * 27 + c))
+
+
+@njit(cache=True, inline="always")
+def _history_tail(tb, seat, out):
+    """The score planes and the hand number (whole rows, from the tables above)."""
+    best = max(max(tb.scores[0], tb.scores[1]), max(tb.scores[2], tb.scores[3]))
+    for r in range(4):
+        v = tb.scores[(seat + r) % 4]
+        if v >= 0:
+            i = min(64 - leading_zeros(v), SCORE_BITS)
+        else:
+            i = SCORE_BITS + min(64 - leading_zeros(-v), SCORE_BITS)
+        _copy_row(out, P_SCORES + r, _SCORE_ROWS, i)
+        out[P_SCORES + r, 26] = v == best
+    _copy_row(out, P_HAND_NO, _THERMOMETER_ROWS, min(max(tb.m[HAND_NO], 0), 27))
 
 
 @njit(cache=True)
@@ -665,19 +720,11 @@ def encode_history(tb, seat, out):
     """The v3 planes ``NUM_CHANNELS .. V3_CHANNELS-1`` of ``seat`` into ``out[>= V3_CHANNELS, 27]``
     (planes 0..98 untouched: ``encode_v1`` writes them)."""
     out = borrow(out)  # no reference counting of the row views below (core/intrinsics.py)
-    m = tb.m
-    gold = m[GOLD]
+    _clear_rows(out, P_HIST, P_SCORES - P_HIST)  # the four seat blocks; then the ones
+    gold = tb.m[GOLD]
     for r in range(4):
         _history_seat(tb, (seat + r) % 4, seat, gold, out, P_HIST + r * H_SEAT_PLANES)
-    best = max(max(tb.scores[0], tb.scores[1]), max(tb.scores[2], tb.scores[3]))
-    for r in range(4):
-        v = tb.scores[(seat + r) % 4]
-        row = out[P_SCORES + r]
-        for j in range(SCORE_BITS):
-            row[j] = v >= (1 << j)
-            row[SCORE_BITS + j] = v <= -(1 << j)
-        row[26] = v == best
-    _thermometer(out[P_HAND_NO], m[HAND_NO], 1, 0)
+    _history_tail(tb, seat, out)
 
 
 @njit(cache=True)
