@@ -3,6 +3,7 @@
     python benchmarks/readme_figures.py                    # everything (about 10 min on 2 idle cores)
     python benchmarks/readme_figures.py --only machine tests strength
     python benchmarks/readme_figures.py --only quickstart  # the README's first command, timed
+    python benchmarks/readme_figures.py --only libraries   # the five library examples (about 15 min)
 
 Sections (in the README's order): ``machine`` (CPU model, cores, load average, versions),
 ``quickstart`` (the README's training command in a temporary folder: the line it ends with,
@@ -12,7 +13,9 @@ integration modules skip because their library is not installed), ``speed`` (the
 benchmarks: one figure from each of bench_is_win, bench_engine, bench_aec, bench_vector,
 bench_eval, bench_train) and ``strength`` (the shipped ``pretrained`` agent against three
 ``heuristic`` and three ``random``, 4,000 hands of seed 7: deterministic, so the same digits on
-any machine). Wall-clock figures depend on the load printed beside them; CPU seconds and the
+any machine) and, only when asked for, ``libraries`` (the table of docs/integrations.md: each
+library example at its default size, in the venv that has the library: this one, .venv-rllib
+or .venv-agilerl). Wall-clock figures depend on the load printed beside them; CPU seconds and the
 strength figures do not. The other tables (docs/results.md) name the script that prints each.
 """
 
@@ -34,7 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 BIN = Path(sys.executable).parent
-SECTIONS = ["machine", "quickstart", "tests", "speed", "strength"]
+SECTIONS = ["machine", "quickstart", "tests", "speed", "strength", "libraries"]
+DEFAULT_SECTIONS = SECTIONS[:-1]  # `libraries` trains five examples (about 15 min): asked for by name
 QUICKSTART = ["--config", "ppo_default", "--set", "total_timesteps=3_000_000", "--set", "run_name=quickstart"]
 INTEGRATION_LIBS = {  # test module -> the library it needs ([sb3], [tianshou], [rllib], [agilerl] extras)
     "tests/integrations/test_sb3.py": "sb3_contrib",
@@ -62,11 +66,12 @@ def line(key: str, value) -> None:
     print(f"  {key}: {value}", flush=True)
 
 
-def run(cmd: list[str], cwd: Path | None = None) -> tuple[str, float, float]:
+def run(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[str, float, float]:
     """``cmd``'s stdout, its wall seconds and its CPU seconds (user + sys of the child and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}".rstrip(os.pathsep)}
+    path = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}".rstrip(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": path, **(env or {})}
     p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -191,9 +196,62 @@ def strength() -> None:
         line(f"pretrained vs 3 {opp}, 4,000 hands, seed 7", evaluate(["pretrained", opp], 4000, 7))
 
 
+LIBRARIES = [  # (library, its extra, the example at its default size, a module the library's venv has)
+    ("Stable-Baselines3 + sb3-contrib", "sb3", "sb3_maskable_ppo.py", "sb3_contrib"),
+    ("TorchRL", "torchrl", "torchrl_ppo.py", "torchrl"),
+    ("Tianshou", "tianshou", "tianshou_dqn.py", "tianshou"),
+    ("Ray RLlib", "rllib", "rllib_selfplay.py", "ray.rllib"),
+    ("AgileRL", "agilerl", "agilerl_ppo.py", "agilerl"),
+]
+TRAINED = re.compile(r"trained ([\d,]+) (?:learner |env )?steps.*? in ([\d.]+) s \(([\d,]+) (?:env )?steps/s")
+VERDICT = re.compile(
+    r"learning signal: ([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\].*?(\d[\d,]*) (?:paired )?hands.*-> (.+)$"
+)
+
+
+def python_with(module: str) -> str | None:
+    """An interpreter that imports ``module``: this one, else the venvs .ci/run makes (.venv-rllib, .venv-agilerl)."""
+    for py in [sys.executable, *(str(ROOT / f".venv-{v}" / "bin" / "python") for v in ("rllib", "agilerl"))]:
+        if Path(py).exists() and subprocess.run([py, "-c", f"import {module}"], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+def library_row(library: str, extra: str, script: str, module: str) -> str:
+    """One table row: the example at its default size, timed, its learning verdict and training speed."""
+    install, example = f'`pip install "fzmj[{extra}]"`', f"`examples/{script}`"
+    py = python_with(module)
+    if py is None:
+        return f"| {library} | {install} | {example} | not installed here | | | |"
+    env = {"RAY_AUTH_MODE": "disabled"} if extra == "rllib" else {}
+    out, wall, cpu = run([py, str(ROOT / "examples" / script)], cwd=ROOT / "examples", env=env)
+    steps, train_s, rate = TRAINED.search(out).groups()
+    mean, lo, hi, hands, verdict = VERDICT.search(out).groups()
+    return (
+        f"| {library} | {install} | {example} | {steps} | {wall / 60:.1f} min wall ({cpu:,.0f} CPU s; "
+        f"training {float(train_s):,.0f} s) | {verdict}: {mean} [{lo}, {hi}] vs 3 random, {hands} hands | {rate} |"
+    )
+
+
+def libraries() -> None:
+    print("libraries (each example at its default size, one after another; wall time: read it with the load)")
+    line("load average before", load())
+    print("| library | install | example | steps | time | learning signal | training steps/s |")
+    print("| --- | --- | --- | ---: | --- | --- | ---: |")
+    for row in LIBRARIES:
+        print(library_row(*row), flush=True)
+    line("load average after", load())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="sections to print")
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        choices=SECTIONS,
+        default=DEFAULT_SECTIONS,
+        help="sections to print (default: all but libraries)",
+    )
     ap.add_argument("--quick", action="store_true", help="speed: tiny runs (checks the script, not figures to quote)")
     args = ap.parse_args(argv)
     global _quick

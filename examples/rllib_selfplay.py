@@ -1,23 +1,26 @@
 """RLlib PPO self-play over the four seats: one shared policy ("main") and a league of frozen snapshots.
 
     pip install "fzmj[rllib]"
-    python examples/rllib_selfplay.py --iterations 6                        # a local Ray, in-process sampling
+    python examples/rllib_selfplay.py                                       # a local Ray, 64 x 1,024 env steps
+    python examples/rllib_selfplay.py --num-env-runners 2 --num-cpus 3     # sampling in two processes
     python examples/rllib_selfplay.py --address auto --num-env-runners 8    # on a running Ray cluster
 
 Env: ``fzmj.integrations.rllib.FzmjMultiAgentEnv`` (turn-based; every seat's final reward is
-delivered). Module: RLlib's own ``ActionMaskingTorchRLModule`` (PPO). Policies: ``main``
-(trained) and ``league_0 .. league_{K-1}`` (frozen, never trained). In half of the games all
-four seats play ``main``; in the other half ``main`` holds one seat and snapshots the other
-three. Every ``--snapshot-every`` iterations ``main``'s weights are copied into the next league
-slot (round robin), so the league holds recent past selves. At the end ``main`` is evaluated
-greedily with ``fzmj.agents.evaluate.evaluate`` (fzmj-eval's library call, duplicate deals) against
-``--eval-opponent``, and again with a random agent in its seat on the same deals
-(``paired="random"``): the printed *learning signal* is the difference, ``LEARNED`` when its 95%
-interval is above zero (``examples/_verdict.py``). Cluster set-up: docs/integrations.md.
+delivered). Module: RLlib's own ``ActionMaskingTorchRLModule`` (PPO; the mask reaches the
+policy's logits). Policies: ``main`` (trained) and ``league_0 .. league_{K-1}`` (frozen, never
+trained). In half of the games all four seats play ``main``; in the other half ``main`` holds
+one seat and snapshots the other three. Every ``--snapshot-every`` iterations ``main``'s weights
+are copied into the next league slot (round robin), so the league holds recent past selves. At
+the end ``main`` is evaluated greedily with ``fzmj.agents.evaluate.evaluate`` (fzmj-eval's
+library call, duplicate deals) against ``--eval-opponent`` and the learning verdict is printed
+(``examples/_verdict.py``). Cluster set-up: docs/integrations.md.
 
-At the default 6 iterations (12,000 env steps) learning is **not shown**: +0.89 [-1.19, +2.96]
-points/hand vs 3 random over 400 hands, about 5 minutes at load 4-5 on the shared 2-core
-machine (RLlib's per-step cost, not the env's, sets the pace); not re-measured at a larger size.
+The PPO sizes are those of the SB3 and TorchRL examples (1,024 steps an iteration, minibatches of
+256, 4 epochs, learning rate 3e-4, two hidden layers of 128): the old defaults (2,000 steps,
+minibatches of 500, 6 iterations) made 96 gradient steps in all, a tenth of SB3's, and showed
+no learning. Time and result at the default size, and against the number of env runners:
+docs/integrations.md. A given ``--seed`` gives the same run with ``--num-env-runners 0`` (the
+default); with remote env runners the order in which their samples arrive can differ.
 
 Two things Ray does on its own, and why:
 
@@ -36,14 +39,27 @@ Two things Ray does on its own, and why:
 from __future__ import annotations
 
 import argparse
+import os
+import random
+import sys
 import time
 
 
-def league_mapping(num_league: int):
-    """Agent -> module per episode: all "main" in half the games, else main at one seat and snapshots elsewhere."""
+def league_mapping(num_league: int, seed: int):
+    """Agent -> module per episode: all "main" in half the games, else main at one seat and snapshots elsewhere.
+
+    Each episode's draw comes from a generator seeded with ``seed`` (in the order the episodes
+    start on an env runner), not from the episode's random id, so a run with a given seed is
+    reproducible."""
+    rng = random.Random(seed)
+    draws: dict = {}
 
     def mapping(agent_id, episode, **kwargs):
-        h = hash(episode.id_) & 0x7FFFFFFF
+        if episode.id_ not in draws:
+            if len(draws) > 64:  # an env runner has few episodes open at a time
+                draws.pop(next(iter(draws)))
+            draws[episode.id_] = rng.randrange(1 << 30)
+        h = draws[episode.id_]
         seat = int(str(agent_id)[-1])
         if h % 2 == 0 or seat == (h // 2) % 4:
             return "main"
@@ -60,12 +76,24 @@ def snapshot_main(algo, slot: str) -> None:
     algo.env_runner_group.sync_weights(from_worker_or_learner_group=lg, policies=[slot], inference_only=True)
 
 
+def fixed_string_hashes() -> None:
+    """Run again with ``PYTHONHASHSEED=0`` unless it is set: RLlib iterates sets of agent and module
+    ids, whose order follows Python's per-process string hashes, and the order of its random draws
+    with it; the same ``--seed`` then gave different runs. Ray's workers inherit the variable."""
+    if "PYTHONHASHSEED" not in os.environ:
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--iterations", type=int, default=6)
+    p.add_argument("--iterations", type=int, default=64)
     p.add_argument("--league-size", type=int, default=3)
-    p.add_argument("--snapshot-every", type=int, default=3)
-    p.add_argument("--batch", type=int, default=2000, help="env steps per PPO iteration")
+    p.add_argument("--snapshot-every", type=int, default=8)
+    p.add_argument("--batch", type=int, default=1024, help="env steps per PPO iteration")
+    p.add_argument("--minibatch", type=int, default=256)
+    p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--hidden", type=int, default=128, help="width of the two hidden layers")
     p.add_argument("--num-env-runners", type=int, default=0, help="remote sampling workers (0: sample in-process)")
     p.add_argument("--address", default=None, help="Ray cluster address (auto, HOST:PORT); default: a local Ray")
     p.add_argument("--num-cpus", type=int, default=None, help="CPUs for a local Ray")
@@ -73,14 +101,18 @@ def main(argv=None) -> int:
     p.add_argument("--eval-hands", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
+    if argv is None:
+        fixed_string_hashes()
 
     import ray
+    import torch
     from _verdict import learning_verdict
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from fzmj.integrations.rllib import FzmjMultiAgentEnv, RLlibAgent, action_masking_module_spec
 
+    torch.set_num_threads(1)  # a small MLP on the driver (the learner): threads cost more than they bring
     t0 = time.perf_counter()
     ray.init(
         address=args.address,
@@ -89,27 +121,30 @@ def main(argv=None) -> int:
         log_to_driver=False,
     )
     league = [f"league_{i}" for i in range(args.league_size)]
-    spec = action_masking_module_spec((256, 256))
+    spec = action_masking_module_spec((args.hidden, args.hidden))
     config = (
         PPOConfig()
         # the checker's random (illegal) step only prints PettingZoo's warning; the tests run the checker
         .environment(FzmjMultiAgentEnv, env_config={"reward_scale": 0.05}, disable_env_checking=True)
         .env_runners(num_env_runners=args.num_env_runners, rollout_fragment_length="auto")
         .multi_agent(
-            policies={"main", *league}, policy_mapping_fn=league_mapping(args.league_size), policies_to_train=["main"]
+            policies={"main", *league},
+            policy_mapping_fn=league_mapping(args.league_size, args.seed),
+            policies_to_train=["main"],
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: spec for m in ["main", *league]}))
         .training(
             train_batch_size_per_learner=args.batch,
-            minibatch_size=min(500, args.batch),
-            num_epochs=4,
-            lr=3e-4,
+            minibatch_size=min(args.minibatch, args.batch),
+            num_epochs=args.epochs,
+            lr=args.lr,
             gamma=0.99,
             lambda_=0.95,
             entropy_coeff=0.01,
         )
         .debugging(seed=args.seed)
     )
+    torch.manual_seed(args.seed)  # the modules' first weights: .debugging(seed) does not cover them
     algo = config.build_algo()
     for slot in league:  # start the league from main's initial weights
         snapshot_main(algo, slot)

@@ -1,4 +1,5 @@
-"""Shared by the library integration tests: the ``run_example`` fixture runs an example script at a small size."""
+"""Shared by the library integration tests: ``run_example`` runs an example script at a small size,
+``learns`` runs it at its CI learning size and wants the verdict ``LEARNED``."""
 
 from __future__ import annotations
 
@@ -31,6 +32,21 @@ def _run_example(script: str, *args: str, env: dict | None = None, timeout: int 
     verdicts = [line for line in out.stdout.splitlines() if line.startswith("learning signal: ")]
     assert len(verdicts) == 1 and verdicts[0].endswith(("-> LEARNED", "-> NOT SHOWN")), out.stdout[-2000:]
     return out.stdout
+
+
+def _learns(script: str, *args: str, env: dict | None = None, timeout: int = 900) -> str:
+    """Run ``examples/<script>`` (with its fixed ``--seed``) and fail unless its verdict is ``LEARNED``."""
+    out = _run_example(script, *args, env=env, timeout=timeout)
+    verdict = next(line for line in out.splitlines() if line.startswith("learning signal: "))
+    assert verdict.endswith("-> LEARNED"), out[-2000:]
+    return out
+
+
+@pytest.fixture
+def learns():
+    """``learns(script, *args, env=None, timeout=900)``: the example's learning check at its CI size
+    (docs/integrations.md, "Learning checks in CI"); slow (about a minute or more each)."""
+    return _learns
 
 
 @pytest.fixture

@@ -71,3 +71,8 @@ def test_torchrl_agent_is_greedy_over_legal_actions():
 
 def test_torchrl_example_runs(run_example):
     run_example("torchrl_ppo.py", "--frames", "512", "--hands", "16", "--n-envs", "2")
+
+
+def test_torchrl_example_learns_at_its_ci_size(learns):
+    # half the default size, seed 0: +1.59 [+0.50, +2.67] over 1,000 hands, about 1 min (docs/integrations.md)
+    learns("torchrl_ppo.py", "--frames", "32768", "--hands", "1000", "--seed", "0")
