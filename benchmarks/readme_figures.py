@@ -205,7 +205,8 @@ LIBRARIES = [  # (library, its extra, the example at its default size, a module 
 ]
 TRAINED = re.compile(r"trained ([\d,]+) (?:learner |env )?steps.*? in ([\d.]+) s \(([\d,]+) (?:env )?steps/s")
 VERDICT = re.compile(
-    r"learning signal: ([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\].*?(\d[\d,]*) (?:paired )?hands.*-> (.+)$"
+    r"learning signal: ([+-][\d.]+) \[([+-][\d.]+), ([+-][\d.]+)\].*?(\d[\d,]*) (?:paired )?hands.*-> (.+)$",
+    re.M,
 )
 
 
@@ -225,8 +226,12 @@ def library_row(library: str, extra: str, script: str, module: str) -> str:
         return f"| {library} | {install} | {example} | not installed here | | | |"
     env = {"RAY_AUTH_MODE": "disabled"} if extra == "rllib" else {}
     out, wall, cpu = run([py, str(ROOT / "examples" / script)], cwd=ROOT / "examples", env=env)
-    steps, train_s, rate = TRAINED.search(out).groups()
-    mean, lo, hi, hands, verdict = VERDICT.search(out).groups()
+    trained, verdict_line = TRAINED.search(out), VERDICT.search(out)
+    if not (trained and verdict_line):
+        sys.exit(f"readme_figures: examples/{script} printed no 'trained ...' or verdict line:\n{out[-1500:]}")
+    steps, train_s, rate = trained.groups()
+    steps = f"{int(steps.replace(',', '')):,}"
+    mean, lo, hi, hands, verdict = verdict_line.groups()
     return (
         f"| {library} | {install} | {example} | {steps} | {wall / 60:.1f} min wall ({cpu:,.0f} CPU s; "
         f"training {float(train_s):,.0f} s) | {verdict}: {mean} [{lo}, {hi}] vs 3 random, {hands} hands | {rate} |"

@@ -10,12 +10,10 @@ steps on ``SingleSeatEnv`` (through ``fzmj.integrations.tianshou.make_env``: obs
 the greedy policy against the same opponents with ``fzmj.agents.evaluate.evaluate`` and prints
 the learning verdict (``examples/_verdict.py``).
 
-At this default size it **learns, but over the 5-minute target**: +1.40 [+0.71, +2.10]
-points/hand vs 3 random over 2,000 hands, in 375 s (325 CPU s, 196 of them system time; load
-1-2) on the shared 2-core machine; under load 9-12 it had not finished after 26 minutes. The
-old default (4,000 steps, unmasked warm-up) scored -1.31 [-2.39, -0.23]. Tianshou's collector,
-not the env, sets the pace: 55 learner steps/s here, against 8,700 steps/s for one
-``SingleSeatEnv`` table alone.
+At this default size it **learns**: +0.92 [+0.27, +1.58] points/hand vs 3 random over 2,000
+hands, in 1.3 minutes on the shared 2-core machine (docs/integrations.md). It took 6.3 minutes
+before the replay buffer's NaN check stopped deep-copying the buffer (``replay_buffer``). The
+old default (4,000 steps, unmasked warm-up) scored -1.31 [-2.39, -0.23].
 """
 
 from __future__ import annotations

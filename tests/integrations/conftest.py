@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -11,6 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("readme_figures", ROOT / "benchmarks" / "readme_figures.py")
+_FIGURES = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_FIGURES)
 
 
 def _run_example(script: str, *args: str, env: dict | None = None, timeout: int = 600) -> str:
@@ -31,6 +35,8 @@ def _run_example(script: str, *args: str, env: dict | None = None, timeout: int 
     assert "points/hand" in out.stdout, out.stdout[-2000:]
     verdicts = [line for line in out.stdout.splitlines() if line.startswith("learning signal: ")]
     assert len(verdicts) == 1 and verdicts[0].endswith(("-> LEARNED", "-> NOT SHOWN")), out.stdout[-2000:]
+    # the lines benchmarks/readme_figures.py --only libraries reads for its table
+    assert _FIGURES.TRAINED.search(out.stdout) and _FIGURES.VERDICT.search(out.stdout), out.stdout[-2000:]
     return out.stdout
 
 
