@@ -17,7 +17,19 @@ The examples run as scripts (``python examples/x.py``), which puts ``examples/``
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+
+
+def report_training(steps: int, t0: float, c0: float) -> None:
+    """Print the line an example ends its training with (``benchmarks/readme_figures.py`` reads it):
+    ``steps`` learner steps since ``time.perf_counter()`` was ``t0`` and ``time.process_time()`` was ``c0``."""
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(
+        f"trained {steps} learner steps in {wall:.1f} s ({steps / wall:,.0f} steps/s; "
+        f"{cpu:.1f} CPU s, {steps / cpu:,.0f} steps per CPU s)"
+    )
 
 
 def learning_verdict(agent, opponents: str, hands: int, seed: int = 0) -> dict:

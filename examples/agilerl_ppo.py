@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import torch
-    from _verdict import learning_verdict
+    from _verdict import learning_verdict, report_training
     from agilerl.algorithms import PPO
     from agilerl.rollouts.on_policy import collect_rollouts
 
@@ -94,12 +94,7 @@ def main(argv=None) -> int:
         state = dict(zip(("last_obs", "last_done", "last_scores", "last_info"), last, strict=True))
         ppo.learn()
         n += args.rollout * args.num_envs
-    t1 = time.perf_counter()
-    cpu = time.process_time() - c0
-    print(
-        f"trained {n} learner steps in {t1 - t0:.1f} s ({n / (t1 - t0):,.0f} steps/s; "
-        f"{cpu:.1f} CPU s, {n / cpu:,.0f} steps per CPU s)"
-    )
+    report_training(n, t0, c0)
 
     learning_verdict(AgileRLAgent(ppo), args.opponents, args.hands, args.seed)
     print(f"total {time.perf_counter() - t0:.1f} s")

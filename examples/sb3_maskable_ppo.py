@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import torch
-    from _verdict import learning_verdict
+    from _verdict import learning_verdict, report_training
     from sb3_contrib import MaskablePPO
 
     from fzmj.integrations.sb3 import SB3Agent, make_vec_env
@@ -50,12 +50,7 @@ def main(argv=None) -> int:
         verbose=0,
     )
     model.learn(total_timesteps=args.timesteps)
-    t1 = time.perf_counter()
-    cpu = time.process_time() - c0
-    print(
-        f"trained {args.timesteps} learner steps in {t1 - t0:.1f} s ({args.timesteps / (t1 - t0):,.0f} steps/s; "
-        f"{cpu:.1f} CPU s, {args.timesteps / cpu:,.0f} steps per CPU s)"
-    )
+    report_training(args.timesteps, t0, c0)
     if args.save:
         model.save(args.save)
 

@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
 
     import torch
-    from _verdict import learning_verdict
+    from _verdict import learning_verdict, report_training
     from tensordict.nn import TensorDictModule, TensorDictSequential
     from torch import nn
     from torchrl.collectors import Collector
@@ -125,12 +125,7 @@ def main(argv=None) -> int:
                 optim.step()
         collector.update_policy_weights_()
     collector.shutdown()  # closes the env too
-    t1 = time.perf_counter()
-    cpu = time.process_time() - c0
-    print(
-        f"trained {frames} learner steps in {t1 - t0:.1f} s ({frames / (t1 - t0):,.0f} steps/s; "
-        f"{cpu:.1f} CPU s, {frames / cpu:,.0f} steps per CPU s)"
-    )
+    report_training(frames, t0, c0)
 
     learning_verdict(TorchRLAgent(logits_net), args.opponents, args.hands, args.seed)
     print(f"total {time.perf_counter() - t0:.1f} s")
