@@ -30,7 +30,7 @@ from fzmj_env.actions import action_name
 from fzmj_env.checks import MAX_HANDS_PER_GAME
 from fzmj_env.cli import OneLineParser
 from fzmj_env.core import engine, state
-from fzmj_env.encode import NUM_CHANNELS, encode_table
+from fzmj_env.encode import encode_table
 from fzmj_env.game import Game, IllegalActionError
 from fzmj_env.record import make_record, replay
 from fzmj_env.rules import DEFAULT_RULES, load_rules
@@ -39,7 +39,14 @@ from fzmj_env.seeding import agent_key, draw_seed, keyed_agent_seed
 from .frames import describe_step, end_frame, result_breakdown, snapshot
 from .outpath import check_out_path, write_atomic
 from .replay import asset, fill, json_safe, page_meta, replay_html, script_json
-from .review import ReviewError, _probs, agent_name, danger_rows, top_actions  # one code path with fzmj-replay --review
+from .review import (  # one code path with fzmj-replay --review
+    ReviewError,
+    _probs,
+    agent_name,
+    danger_rows,
+    observation_planes,
+    top_actions,
+)
 
 MAX_LOG = 200
 
@@ -57,7 +64,7 @@ def play_agents(
         reset_agent(a, _agent_seed(key, s))
     game = Game(rules, hands_per_game=hands)
     game.reset(seed=seed)
-    obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
+    obs = np.zeros((observation_planes(*objs), 27), dtype=np.int8)
     while not game.done:
         s = game.seat
         encode_table(game.buf, 0, s, obs)
@@ -140,7 +147,7 @@ class Session:
         self.game = Game(self.rules, hands_per_game=hands)
         self.game.reset(seed=seed)
         self._scratch = Game(self.rules, hands_per_game=1)  # replays a hand-ending step to keep its final state
-        self._obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
+        self._obs = np.zeros((observation_planes(*self.agents), 27), dtype=np.int8)  # v3 if an agent reads it
         self.version = 0
         self.log: list[str] = []
         self.pending_end: dict | None = None  # the last finished hand, shown until the person goes on
@@ -303,7 +310,7 @@ SOCKET_TIMEOUT = 10.0  # seconds a connection may stay idle or half-sent before 
 def _hint_of(session: Session) -> dict:
     """The reviewer's top actions for the person now, from the person's observation only."""
     g = session.game
-    obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
+    obs = np.zeros((observation_planes(session.reviewer, session.danger), 27), dtype=np.int8)
     encode_table(g.buf, 0, session.seat, obs)
     mask = g.mask
     probs, value = _probs(session.reviewer, obs[None], mask[None].copy())  # checked: legal, finite, >= 0

@@ -1,8 +1,8 @@
 """Review mode: what an agent would have played at each decision of one seat of a record.
 
 The record is replayed through the engine; at each decision of the reviewed seat the agent is
-given that seat's observation only (``encode_table`` for that seat, R12) and the engine's legal
-mask. Its action probabilities come from ``agent.action_probs(obs, mask) -> (probs (N, 62),
+given that seat's observation only (``encode_table`` for that seat, R12; observation v3 when the
+agent or the belief model reads it, else v2) and the engine's legal mask. Its action probabilities come from ``agent.action_probs(obs, mask) -> (probs (N, 62),
 value (N,) or None)`` when it has one (the PPO/pretrained agents), else one-hot of
 ``agent.act``. All the seat's decisions go to ``action_probs`` in one batch.
 
@@ -16,35 +16,34 @@ from __future__ import annotations
 import numpy as np
 
 from fzmj.agents import make_agent, reset_agent
+from fzmj.agents.evaluate.records import record_observations
 from fzmj_env.actions import NUM_ACTIONS, action_name
-from fzmj_env.encode import NUM_CHANNELS, encode_table
-from fzmj_env.game import Game
-from fzmj_env.record import record_rules, replay
+from fzmj_env.encode import NUM_CHANNELS, V3_CHANNELS
+from fzmj_env.record import record_rules
 from fzmj_env.seeding import agent_key, keyed_agent_seed
 
 TOP = 5  # actions listed per decision
 LARGEST = 10  # disagreements listed in the summary
 
 
-def _seat_decisions(record: dict, seat: int) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
-    """(decision indices, observations, masks, actions played) of ``seat``, in order."""
-    rules = replay(record).rules  # the record replays exactly, or RecordError
-    h0 = record["hands"][0]
-    g = Game(rules, hands_per_game=len(record["hands"]))
-    g.reset(seed=record["seed"], wall=h0["wall"], dealer=h0["dealer"], streak=h0["streak"])
-    steps, obs, masks, played = [], [], [], []
-    o = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)
-    for i, (s, a) in enumerate(record["decisions"]):
-        if s == seat:
-            encode_table(g.buf, 0, seat, o)
-            steps.append(i)
-            obs.append(o.copy())
-            masks.append(g.mask.copy())
-            played.append(int(a))
-        g.step(int(a))
-    if not steps:
-        return [], np.zeros((0, NUM_CHANNELS, 27), np.int8), np.zeros((0, NUM_ACTIONS), np.int8), []
-    return steps, np.stack(obs), np.stack(masks), played
+def observation_planes(*readers) -> int:
+    """The planes the pages encode for ``readers`` (agents, user objects inside them, belief models;
+    None skipped): v3's 292 when any of them reads observation v3, whose first 99 planes are what a
+    v2 reader takes (``as_batch``, the belief's ``check_obs``), else v2's 99."""
+
+    def layout(r) -> str:
+        return str(getattr(r, "obs_version", None) or getattr(getattr(r, "obj", None), "obs_version", "v2"))
+
+    return V3_CHANNELS if any(layout(r) in ("v3", "3") for r in readers if r is not None) else NUM_CHANNELS
+
+
+def _seat_decisions(record: dict, seat: int, planes: int) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
+    """(decision indices, observations of ``planes`` planes, masks, actions played) of ``seat``, in order:
+    the record replayed through the engine and the env's encoder (``record_observations``)."""
+    seats, obs, masks = record_observations(record, "v3" if planes == V3_CHANNELS else "v2")
+    rows = np.flatnonzero(seats == seat)
+    played = [int(record["decisions"][i][1]) for i in rows]
+    return rows.tolist(), obs[rows], masks[rows], played
 
 
 class ReviewError(Exception):
@@ -162,7 +161,7 @@ def review_record(record: dict, agent, seat: int, belief=None) -> dict:
     except Exception as e:  # noqa: BLE001 - the reviewer's code, not the record
         raise ReviewError(f"reviewer {name} failed at reset: {type(e).__name__}: {e}".replace("\n", " ")) from None
     model, note = danger_model(belief, record_rules(record).name)
-    steps, obs, masks, played = _seat_decisions(record, seat)
+    steps, obs, masks, played = _seat_decisions(record, seat, observation_planes(agent, model))
     probs, values = _probs(agent, obs, masks) if steps else (np.zeros((0, NUM_ACTIONS)), None)
     danger = danger_rows(model, obs, masks)
     at, gaps = {}, []
