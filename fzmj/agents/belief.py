@@ -145,7 +145,7 @@ class BeliefModel:
         """The predictions for a batch of one seat's observations (``mask`` is not used)."""
         import torch
 
-        x = torch.from_numpy(np.ascontiguousarray(self.check_obs(obs)))
+        x = torch.from_numpy(np.require(self.check_obs(obs), requirements=("C", "W")))  # a read-only view is copied
         with torch.no_grad():
             out = self.net.probabilities(x)
         return {k: v.numpy() for k, v in out.items()}
