@@ -5,10 +5,12 @@ Python game driver, game records, and the environments.
 """
 
 from ._numba_cache import clear_stale_cache, install_cache_repair, install_compile_notice
+from ._numba_inline import install_fast_inlining
 
 clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cache.py)
 install_cache_repair()  # a damaged cache file of our kernels is rebuilt, not a bare EOFError
 install_compile_notice()  # one stderr line when our kernels compile (a cold cache)
+install_fast_inlining()  # Numba's inliner copies a callee's scope once, not once per block
 
 from .aec import env, raw_env  # noqa: E402
 from .core.hand import flush_specials, is_win, is_win_batch, shanten, special_shapes, swims, waits, win_split  # noqa: E402
