@@ -36,6 +36,11 @@ from .encode import (
 
 _NONE = 1000  # "no value yet" shanten
 _POW5 = np.array([5**i for i in range(9)], dtype=np.int64)  # a suit key is sum(count_i * 5**i)
+# The mask passed where ``use_mask`` is False (never read): a global array, which Numba types as a
+# read-only int8 row like the heuristic's legal-mask row, so ``best_discard`` and
+# ``_discard_shanten`` compile once for both callers (docs/engine.md, "Cold start: compiling
+# once, and where the cache lives").
+_UNREAD_MASK = np.zeros(27, dtype=np.int8)
 
 # ---- the workspace ---------------------------------------------------------------------------
 # One flat int64 array holds every scratch value of the kernel (a single array argument: no
@@ -480,9 +485,9 @@ def _specials(w, gold, n, out):
 @njit(cache=True)
 def _discard_planes(st, w, gold, out):
     """HF_DISC_* planes of the 3n+2 hand at ``_C``: shanten and acceptance after each discard."""
-    # every held non-gold kind; the unread mask is an int8 view so that this call and the
-    # heuristic's (an int8 legal-mask row) share one compiled version
-    best_s, mm = _discard_shanten(st, w, gold, w.view(np.int8), False)
+    # every held non-gold kind; the unread mask is read-only int8 like the heuristic's legal-mask
+    # row, so that this call and the heuristic's share one compiled version
+    best_s, mm = _discard_shanten(st, w, gold, _UNREAD_MASK, False)
     if best_s == _NONE:
         return
     g = w[_C + gold]
@@ -569,7 +574,7 @@ def claim_outcome(st, w, gold, t, col):
         return False
     w[_C + x] -= 1
     w[_C + y] -= 1
-    k = best_discard(st, w, gold, w.view(np.int8), False)  # no mask (unread; int8 as the heuristic's mask)
+    k = best_discard(st, w, gold, _UNREAD_MASK, False)  # no mask (unread; read-only int8 as the heuristic's)
     w[_C + x] += 1
     w[_C + y] += 1
     return k >= 0
