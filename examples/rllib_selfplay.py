@@ -9,8 +9,10 @@ Env: ``fzmj.integrations.rllib.FzmjMultiAgentEnv`` (turn-based; every seat's fin
 delivered). Module: RLlib's own ``ActionMaskingTorchRLModule`` (PPO; the mask reaches the
 policy's logits). Policies: ``main`` (trained) and ``league_0 .. league_{K-1}`` (frozen, never
 trained). In half of the games all four seats play ``main``; in the other half ``main`` holds
-one seat and snapshots the other three. Every ``--snapshot-every`` iterations ``main``'s weights
-are copied into the next league slot (round robin), so the league holds recent past selves. At
+one seat and the league the other three. ``league_0`` keeps ``main``'s first weights (an
+anchor: a weak, nearly uniform player that ``main`` must go on beating); every
+``--snapshot-every`` iterations ``main``'s weights are copied into the next of the other slots
+(round robin), so they hold recent past selves. At
 the end ``main`` is evaluated greedily with ``fzmj.agents.evaluate.evaluate`` (fzmj-eval's
 library call, duplicate deals) against ``--eval-opponent`` and the learning verdict is printed
 (``examples/_verdict.py``). Cluster set-up: docs/integrations.md.
@@ -69,11 +71,17 @@ def league_mapping(num_league: int, seed: int):
 
 
 def snapshot_main(algo, slot: str) -> None:
-    """Copy main's weights into the frozen ``slot`` (learner and every env runner)."""
+    """Copy main's weights into the frozen ``slot``: in the learner and in every env runner (the
+    local one included), which is where the league plays. ``sync_weights(policies=[slot])`` left
+    the runners' copy at its first weights (checked: the league never changed)."""
     lg = algo.learner_group
-    state = lg.get_state(components="learner/rl_module/main")["learner"]["rl_module"]["main"]
+    state = lg.get_state(components="learner/rl_module/main", inference_only=True)["learner"]["rl_module"]["main"]
     lg.set_state({"learner": {"rl_module": {slot: state}}})
-    algo.env_runner_group.sync_weights(from_worker_or_learner_group=lg, policies=[slot], inference_only=True)
+
+    def copy_in(runner):
+        runner.module[slot].set_state(state)
+
+    algo.env_runner_group.foreach_env_runner(copy_in, local_env_runner=True)
 
 
 def fixed_string_hashes() -> None:
@@ -148,6 +156,7 @@ def main(argv=None) -> int:
     algo = config.build_algo()
     for slot in league:  # start the league from main's initial weights
         snapshot_main(algo, slot)
+    rotating = league[1:] or league  # league_0 keeps main's first weights (an anchor); the others rotate
     t1, c1 = time.perf_counter(), time.process_time()
     print(f"Ray and PPO ready in {t1 - t0:.1f} s")
     steps = 0
@@ -161,7 +170,7 @@ def main(argv=None) -> int:
             f"main's summed seat return per game {main_ret:+.3f} (0 when it holds all four seats)"
         )
         if it % args.snapshot_every == 0:
-            slot = league[(it // args.snapshot_every - 1) % len(league)]
+            slot = rotating[(it // args.snapshot_every - 1) % len(rotating)]
             snapshot_main(algo, slot)
             msg += f", main -> {slot}"
         print(msg, flush=True)

@@ -113,7 +113,7 @@ def test_selfplay_example_with_two_env_runners(run_example):
 
 
 def test_selfplay_example_learns_at_its_ci_size(learns):
-    # half the default size, in-process sampling (reproducible), seed 0: +1.74 [+0.56, +2.93]
+    # half the default size, in-process sampling (reproducible), seed 0: +1.78 [+0.67, +2.89]
     # over 1,000 hands, about 2 min (docs/integrations.md)
     learns(
         "rllib_selfplay.py",
