@@ -2,9 +2,9 @@
 
 The record is replayed through the engine; at each decision of the reviewed seat the agent is
 given that seat's observation only (``encode_table`` for that seat, R12; observation v3 when the
-agent or the belief model reads it, else v2) and the engine's legal mask. Its action probabilities come from ``agent.action_probs(obs, mask) -> (probs (N, 62),
-value (N,) or None)`` when it has one (the PPO/pretrained agents), else one-hot of
-``agent.act``. All the seat's decisions go to ``action_probs`` in one batch.
+agent or the belief model reads it, else v2) and the engine's legal mask. Its action
+probabilities come from ``agent.action_probs(obs, mask) -> (probs (N, 62), value (N,) or None)``
+when it has one (the PPO/pretrained agents), else one-hot of ``agent.act``. All the seat's decisions go to ``action_probs`` in one batch.
 
 A reviewer is someone else's code: whatever it raises, and any answer that is not a
 probability per action (non-finite, negative, no mass on a legal action, a wrong shape) or a
@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from fzmj.agents import make_agent, reset_agent
+from fzmj.agents.evaluate.play import obs_layouts
 from fzmj.agents.evaluate.records import record_observations
 from fzmj_env.actions import NUM_ACTIONS, action_name
 from fzmj_env.encode import NUM_CHANNELS, V3_CHANNELS
@@ -29,12 +30,10 @@ LARGEST = 10  # disagreements listed in the summary
 def observation_planes(*readers) -> int:
     """The planes the pages encode for ``readers`` (agents, user objects inside them, belief models;
     None skipped): v3's 292 when any of them reads observation v3, whose first 99 planes are what a
-    v2 reader takes (``as_batch``, the belief's ``check_obs``), else v2's 99."""
-
-    def layout(r) -> str:
-        return str(getattr(r, "obs_version", None) or getattr(getattr(r, "obj", None), "obs_version", "v2"))
-
-    return V3_CHANNELS if any(layout(r) in ("v3", "3") for r in readers if r is not None) else NUM_CHANNELS
+    v2 reader takes (``as_batch``, the belief's ``check_obs``), else v2's 99. Each reader's layout is
+    the evaluator's (``obs_layouts``), read through make_agent's wrapper of a user object."""
+    layouts = obs_layouts([getattr(r, "obj", r) for r in readers if r is not None])
+    return V3_CHANNELS if any(str(v) in ("v3", "3") for v in layouts) else NUM_CHANNELS
 
 
 def _seat_decisions(record: dict, seat: int, planes: int) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
