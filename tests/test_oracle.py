@@ -15,6 +15,7 @@ from fzmj.agents import make_agent
 from fzmj.agents.base import AgentSpecError
 from fzmj.agents.checkpoint import load_policy, save_checkpoint
 from fzmj.agents.policy import ORACLE_V1_CHANNELS, ActorCritic, build_policy
+from fzmj.agents.ppo_agent import PRETRAINED_VERSIONS, pretrained_path
 from fzmj.train.bc import behaviour_clone, collect_demonstrations
 from fzmj.train.oracle_teacher import OracleDefender, oracle_danger
 from fzmj.train.ppo_selfplay import main
@@ -243,3 +244,29 @@ def test_oracle_guiding_settings_are_checked(capsys):
         with pytest.raises(SystemExit) as e:
             main(["--config", "ppo_smoke", *[a for s in sets for a in ("--set", s)]])
         assert e.value.code == 2 and words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("version", sorted(PRETRAINED_VERSIONS))
+def test_every_shipped_pretrained_plays_from_its_seat_alone(version):
+    """Each shipped ``pretrained:vN`` (an oracle-guided one too): worlds the seat cannot tell apart
+    get the same action probabilities, and a guided actor's play equals its logits with the
+    oracle planes zeroed (never the true ones)."""
+    agent = make_agent(f"pretrained:{version}")
+    net = load_policy(pretrained_path(version))
+    checked = 0
+    for game, i in _states(2, seed=11):
+        if i % 7:
+            continue
+        seat = game.seat
+        world = game.resample(seat, seed=i)
+        obs = np.stack([_obs(game, seat), _obs(world, seat)])
+        mask = np.stack([game.mask, world.mask])
+        probs, _ = agent.action_probs(obs, mask)
+        assert np.array_equal(probs[0], probs[1])
+        if net.oracle_guide:
+            oracle = torch.from_numpy(np.stack([_oracle(game, seat), _oracle(world, seat)]))
+            zeros = torch.zeros_like(oracle)
+            o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+            assert torch.equal(net.log_probs(o, m), net.log_probs(o, m, zeros))
+        checked += 1
+    assert checked >= 10

@@ -26,6 +26,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from fzmj.agents import make_agent  # noqa: E402
+from fzmj.agents.base import AgentSpecError  # noqa: E402
 from fzmj.agents.checkpoint import load_checkpoint, load_policy, save_checkpoint  # noqa: E402
 from fzmj.agents.policy import ActorCritic  # noqa: E402
 from fzmj_env.encode import NUM_CHANNELS  # noqa: E402
@@ -61,7 +62,7 @@ def test_a_checkpoint_of_another_observation_layout_fails_in_one_line(tmp_path, 
 
 def test_hand_feature_policy_takes_base_or_prepared_observations(tmp_path):
     env = VectorEnv(16, seed=2)
-    obs, mask, _ = env.reset()
+    obs, mask, _ = (a.copy() if isinstance(a, np.ndarray) else a for a in env.reset())  # writable: torch.from_numpy
     torch.manual_seed(0)
     policy = ActorCritic(hidden_sizes=(16,), hand_features=True)
     path = save_checkpoint(tmp_path / "hf.pt", policy)
@@ -73,6 +74,53 @@ def test_hand_feature_policy_takes_base_or_prepared_observations(tmp_path):
     assert torch.equal(a1, a2) and mask[np.arange(16), a1.numpy()].all()
     with pytest.raises(ValueError, match=r"obs must have shape \(N, 99, 27\)"):
         loaded.act(torch.zeros(1, NUM_CHANNELS + HF_NUM_PLANES + 1, 27, dtype=torch.int8), torch.from_numpy(mask[:1]))
+
+
+# sha256 of the actions of `pretrained:v1` playing all seats of 64 tables (VectorEnv seed
+# 20261203) for 300 steps, taken from the file shipped as `pretrained` until issue 33.
+PRETRAINED_V1_PLAY = "126913970261c7b861208eb03d2519ce1000d54a6380f56de1069a8f8fbde273"
+
+
+def _play_digest(spec: str) -> str:
+    import hashlib
+
+    agent = make_agent(spec)
+    env = VectorEnv(64, seed=20261203)
+    obs, mask, _ = env.reset()
+    h = hashlib.sha256()
+    for _ in range(300):
+        actions = agent.act(obs, mask)
+        h.update(np.asarray(actions, np.int64).tobytes())
+        obs, mask, *_ = env.step(actions)
+    return h.hexdigest()
+
+
+def test_pretrained_v1_plays_bit_for_bit_as_it_shipped():
+    """Old weights stay loadable by name and play exactly as before (issue 33, must have 5)."""
+    assert _play_digest("pretrained:v1") == PRETRAINED_V1_PLAY
+
+
+def test_pretrained_versions_and_bad_versions():
+    from fzmj.agents.ppo_agent import PRETRAINED_LATEST, PRETRAINED_VERSIONS, pretrained_path
+
+    assert make_agent(f"pretrained:{PRETRAINED_LATEST}").name == f"pretrained:{PRETRAINED_LATEST}"
+    assert pretrained_path() == pretrained_path(PRETRAINED_LATEST)
+    for v in PRETRAINED_VERSIONS:
+        assert pretrained_path(v).is_file()
+    for bad in ("pretrained:v0", "pretrained:", "pretrained:latest"):
+        with pytest.raises(AgentSpecError, match="unknown pretrained version") as e:
+            make_agent(bad)
+        assert "\n" not in str(e.value) and "pretrained:v1" in str(e.value)
+
+
+def test_export_never_overwrites_a_shipped_version(tmp_path):
+    from fzmj.agents.ppo_agent import pretrained_path
+    from fzmj.train.export_pretrained import export
+
+    with pytest.raises(ValueError, match="never changes"):
+        export(pretrained_path("v1"), pretrained_path("v1"))
+    out = export(pretrained_path("v1"), tmp_path / "copy.pt")
+    assert load_policy(out) is not None
 
 
 def test_pretrained_agent_loads_and_plays_legally():

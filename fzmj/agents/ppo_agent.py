@@ -17,7 +17,11 @@ from fzmj_env.encode import NUM_CHANNELS
 
 from .base import Agent, AgentSpecError, as_batch
 
-PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "fzmj_pretrained.pt"
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+# The shipped policies by version (docs/pretrained.md): ``pretrained`` plays the newest,
+# ``pretrained:vN`` a named one, whose weights never change once shipped.
+PRETRAINED_VERSIONS = {"v1": "fzmj_pretrained_v1.pt"}
+PRETRAINED_LATEST = "v1"
 
 
 DEVICE_ENV = "FZMJ_DEVICE"
@@ -53,11 +57,18 @@ def _tensor(x: np.ndarray, device):
     return torch.from_numpy(x if x.flags.writeable else x.copy()).to(device)
 
 
-def pretrained_path() -> Path:
-    """The shipped checkpoint behind the ``pretrained`` spec (``docs/pretrained.md``)."""
-    if not PRETRAINED.is_file():
-        raise AgentSpecError(f"the pretrained policy is missing from this installation ({PRETRAINED})")
-    return PRETRAINED
+def pretrained_path(version: str | None = None) -> Path:
+    """The shipped checkpoint behind ``pretrained`` (``version`` None: the newest) or
+    ``pretrained:VERSION`` (``docs/pretrained.md``); one-line :class:`AgentSpecError` for an
+    unknown version or a missing file."""
+    name = PRETRAINED_VERSIONS.get(PRETRAINED_LATEST if version is None else version)
+    if name is None:
+        known = ", ".join(f"pretrained:{v}" for v in PRETRAINED_VERSIONS)
+        raise AgentSpecError(f"unknown pretrained version {version!r}: the shipped ones are {known}")
+    path = PRETRAINED_DIR / name
+    if not path.is_file():
+        raise AgentSpecError(f"the pretrained policy is missing from this installation ({path})")
+    return path
 
 
 class PPOAgent(Agent):

@@ -16,7 +16,7 @@ from .base import Agent, AgentSpecError, call_reset
 
 SPEC_HELP = (
     "random, random:SEED, heuristic, heuristic:defend[:risk=X,margin=M,slack=N,gain=G,pace=P,base=B,belief=SPEC], "
-    "heuristic:patient[:goal=jinque|selfdraw|golds], pretrained, ppo:PATH, python:module:Class, "
+    "heuristic:patient[:goal=jinque|selfdraw|golds], pretrained[:v1], ppo:PATH, python:module:Class, "
     "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,sir=F,model=NAME,wins=0|1,seed=S] or "
     "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
 )
@@ -120,10 +120,10 @@ def make_agent(spec) -> Agent:
         return HeuristicAgent()
     if kind == "heuristic":
         return _heuristic_variant(s, arg)
-    if kind == "pretrained" and not sep:
+    if kind == "pretrained":
         from .ppo_agent import PPOAgent, pretrained_path
 
-        return PPOAgent(pretrained_path(), name="pretrained")
+        return PPOAgent(pretrained_path(arg if sep else None), name=s)
     if kind == "ppo":
         if not arg:
             raise AgentSpecError(f"bad agent spec {spec!r}: expected ppo:PATH")
