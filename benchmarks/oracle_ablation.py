@@ -10,6 +10,10 @@ control: the lever's gain at the same steps).
     python benchmarks/oracle_ablation.py control=runs/o24_control/checkpoints/latest.pt \\
         critic=runs/o24_critic/checkpoints/latest.pt --seeds 101 202 303 --hands 4000
 
+Many checkpoints of one run (``g4=.../update_000244.pt g8=...``) give a curve on as many hands
+as the ablation's: ``--json`` rows carry each checkpoint's ``global_step``, and
+``oracle_curves.py --ablation FILE`` draws them pooled over the seeds.
+
 Seeds: pick ones no tuning used (the runs' own evaluations use 1,000,000 + seed, 2,000,000 +
 seed and 3,000,000 + seed).
 """
@@ -28,6 +32,24 @@ def paired(spec: str, ref: str, hands: int, seed: int, workers: int) -> dict:
 
     res = evaluate([spec, "heuristic"], hands=hands, seed=seed, workers=workers, progress=False, paired=ref)
     return res["paired"]
+
+
+def pooled(rows: list[dict]) -> tuple[float, tuple[float, float], int]:
+    """``(mean, (lo, hi), hands)`` of per-seed results pooled: equal walls per seed, independent,
+    so the mean is the seeds' mean and the CI half-widths add in quadrature."""
+    mean = sum(r["mean"] for r in rows) / len(rows)
+    half = sum(((r["ci95"][1] - r["ci95"][0]) / 2) ** 2 for r in rows) ** 0.5 / len(rows)
+    return mean, (mean - half, mean + half), sum(r["hands"] for r in rows)
+
+
+def checkpoint_step(spec: str) -> int | None:
+    """The env steps behind a ``ppo:PATH`` checkpoint (None for any other spec); drawn by
+    ``oracle_curves.py --ablation`` as the x of the point."""
+    if not spec.startswith("ppo:"):
+        return None
+    from fzmj.agents.checkpoint import load_checkpoint
+
+    return int(load_checkpoint(spec[4:]).get("global_step", 0))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()[0]
     control = named[0][1]
     for name, spec in named:
+        step = checkpoint_step(spec)
         refs = [("heuristic", "heuristic")] + ([("control", control)] if spec != control else [])
         for ref_name, ref in refs:
             for seed in a.seeds:
@@ -65,22 +88,19 @@ def main(argv: list[str] | None = None) -> int:
                         "mean": p["mean"],
                         "ci95": [lo, hi],
                         "hands": p["hands"],
+                        **({"global_step": step} if step is not None else {}),
                     }
                 )
                 print(
                     f"| {name} | {ref_name} | {seed} | {p['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {p['hands']:,} |",
                     flush=True,
                 )
-    for name, _ in named:  # the seeds pooled: equal walls each, independent, so the half-widths add in quadrature
+    for name, _ in named:
         for ref_name in ("heuristic", "control"):
             rows = [r for r in out if r["run"] == name and r["ref"] == ref_name]
             if len(rows) > 1:
-                mean = sum(r["mean"] for r in rows) / len(rows)
-                half = sum(((r["ci95"][1] - r["ci95"][0]) / 2) ** 2 for r in rows) ** 0.5 / len(rows)
-                hands = sum(r["hands"] for r in rows)
-                print(
-                    f"| {name} | {ref_name} | pooled | {mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] | {hands:,} |"
-                )
+                mean, (lo, hi), hands = pooled(rows)
+                print(f"| {name} | {ref_name} | pooled | {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] | {hands:,} |")
     print(
         f"({time.time() - t0:.0f} s; {platform.node()} {platform.processor() or platform.machine()}, load {load:.1f} at the start)"
     )

@@ -8,6 +8,11 @@ what the table hides").
 
     python benchmarks/oracle_curves.py runs/o24_control runs/o24_critic runs/o24_teacher \\
         -o docs/results/oracle_curves.png
+
+``--ablation FILE`` adds the curves of ``oracle_ablation.py --json FILE`` (checkpoints of a run,
+each played on the ablation's unused seeds; pooled over the seeds, so many more hands a point):
+one line per run name prefix before ``@`` (``guide@44M=...``), the rows against ``heuristic``;
+an agent spec that is no checkpoint (``pretrained``) is drawn as a dashed level.
 """
 
 from __future__ import annotations
@@ -33,7 +38,26 @@ def read_curve(run: Path) -> list[dict]:
     return [rows[k] for k in sorted(rows)]
 
 
-def draw(curves: dict[str, list[dict]], out: Path) -> None:
+def read_ablation(path: Path) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+    """``(curves, levels)`` of an ``oracle_ablation.py --json`` file, against ``heuristic`` and
+    pooled over its seeds: checkpoints grouped by the name before ``@``, other specs as levels."""
+    from oracle_ablation import pooled
+
+    rows = [r for r in json.loads(path.read_text()) if r["ref"] == "heuristic"]
+    curves: dict[str, list[dict]] = {}
+    levels: dict[str, dict] = {}
+    for name in dict.fromkeys(r["run"] for r in rows):
+        mine = [r for r in rows if r["run"] == name]
+        mean, ci, hands = pooled(mine)
+        point = {"mean": mean, "ci95": list(ci), "hands": hands}
+        if "global_step" in mine[0]:
+            curves.setdefault(name.partition("@")[0], []).append({**point, "global_step": mine[0]["global_step"]})
+        else:
+            levels[name] = point
+    return {k: sorted(v, key=lambda r: r["global_step"]) for k, v in curves.items()}, levels
+
+
+def draw(curves: dict[str, list[dict]], out: Path, levels: dict[str, dict] | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -47,11 +71,13 @@ def draw(curves: dict[str, list[dict]], out: Path) -> None:
         hi = [r["ci95"][1] for r in rows]
         ax.plot(x, y, marker="o", label=name)
         ax.fill_between(x, lo, hi, alpha=0.15)
+    for name, lv in (levels or {}).items():
+        ax.axhline(lv["mean"], ls="--", lw=1.0, color="black", label=f"{name} ({lv['mean']:+.2f})")
     ax.axhline(0.0, color="grey", lw=0.8)
-    hands = next((r["hands"] for rows in curves.values() for r in rows), 0)
+    hands = sorted({r["hands"] for rows in curves.values() for r in rows})
     ax.set_xlabel("env steps (millions)")
     ax.set_ylabel("points / hand vs heuristic (paired)")
-    ax.set_title(f"paired vs 3 heuristic, the same {hands:,} hands at every point (95% CI)")
+    ax.set_title(f"paired vs 3 heuristic, the same {' or '.join(f'{h:,}' for h in hands)} hands a point (95% CI)")
     ax.legend()
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -60,12 +86,21 @@ def draw(curves: dict[str, list[dict]], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("runs", nargs="+", type=Path, help="run folders (runs/<run_name>)")
+    ap.add_argument("runs", nargs="*", type=Path, help="run folders (runs/<run_name>)")
+    ap.add_argument("--ablation", type=Path, nargs="+", default=[], help="oracle_ablation.py --json files")
     ap.add_argument("-o", "--out", type=Path, help="PNG to write (default: only the table)")
     a = ap.parse_args(argv)
+    if not a.runs and not a.ablation:
+        ap.error("give run folders, --ablation files, or both")
+    levels: dict[str, dict] = {}
     try:
         curves = {run.name: read_curve(run) for run in a.runs}
-    except (FileNotFoundError, ValueError) as e:
+        for path in a.ablation:
+            more, lv = read_ablation(path)
+            levels.update(lv)
+            for name, rows in more.items():
+                curves[f"{name} (unused seeds)"] = rows
+    except (FileNotFoundError, ValueError, KeyError) as e:
         print(f"oracle_curves: {e}", file=sys.stderr)
         return 2
     for name, rows in curves.items():
@@ -74,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{name:<24} {r['global_step']:>12,} steps  {r['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}]  ({r['hands']} hands)"
             )
+    for name, lv in levels.items():
+        lo, hi = lv["ci95"]
+        print(f"{name:<24} {'(level)':>12}        {lv['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}]  ({lv['hands']} hands)")
     if a.out:
-        draw(curves, a.out)
+        draw(curves, a.out, levels)
         print(f"wrote {a.out}")
     return 0
 
