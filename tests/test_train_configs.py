@@ -14,7 +14,7 @@ from fzmj.train.config import CONFIG_DIR, ConfigError, load_config, resolve_conf
 from fzmj.train.ppo_selfplay import DEFAULT_CONFIG, main, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["distill_search", "ppo_default", "ppo_gpu", "ppo_scratch", "ppo_smoke"]
+NAMES = ["distill_search", "ppo_default", "ppo_gpu", "ppo_oracle", "ppo_scratch", "ppo_smoke"]
 
 
 def test_one_source_of_truth():
@@ -89,3 +89,19 @@ def test_no_config_is_the_documented_recipe(tmp_path, monkeypatch):
     # the recipe, not the dataclass's base values: the warm start, hand features, the KL pull
     assert plain.bc_decisions == 200_000 and plain.hand_features and plain.teacher_coef == 0.1
     assert plain.total_timesteps == 130_000_000 and Args().bc_decisions == 0
+
+
+def test_the_oracle_recipe_is_the_default_recipe_plus_the_oracle():
+    """ppo_oracle (the recipe of `pretrained` v2) differs from ppo_default only in the levers of
+    training with what the table hides, the paired curve and the thread counts."""
+    base = dataclasses.asdict(load_config(Args, resolve_config("ppo_default")))
+    oracle = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle")))
+    diff = {k: oracle[k] for k in base if base[k] != oracle[k]}
+    assert diff == {
+        "exp_name": "ppo_oracle",
+        "oracle_critic": True,
+        "oracle_guide": True,
+        "bc_teacher": "oracle:defend",
+        "eval_paired_every": 244,
+        "torch_threads": 1,
+    }  # oracle_guide_anneal 0.5, eval_paired_hands 2,000 and env_threads 1 are the defaults, set there to be read
