@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give run folders, --ablation files, or both")
     levels: dict[str, dict] = {}
     try:
-        curves = {run.name: read_curve(run) for run in a.runs}
+        curves = {(f"{run.name} (trainer's walls)" if a.ablation else run.name): read_curve(run) for run in a.runs}
         for path in a.ablation:
             more, lv = read_ablation(path)
             levels.update(lv)

@@ -840,10 +840,13 @@ def test_review_gives_the_agent_only_the_reviewed_seats_view(match):
 def test_review_with_the_pretrained_policy_has_probabilities_and_values(match, tmp_path, capsys):
     from fzmj.web.review import review_record
 
-    rev = review_record(match, "pretrained", seat=0)
-    for r in rev["at"].values():
-        total = sum(p for _, p, _ in r["top"])
-        assert 0 < total <= 1.0001 and r["top"][0][0] == r["best"] and isinstance(r["value"], float)
+    # v1's critic reads the seat's view: a value per decision; v2's reads the hidden state
+    # (an oracle critic, training only): no value at play time, never one made from hidden tiles
+    for spec, value_type in (("pretrained:v1", float), ("pretrained", type(None))):
+        rev = review_record(match, spec, seat=0)
+        for r in rev["at"].values():
+            total = sum(p for _, p, _ in r["top"])
+            assert 0 < total <= 1.0001 and r["top"][0][0] == r["best"] and isinstance(r["value"], value_type)
     src = tmp_path / "m.json"
     F.save_record(match, src)
     assert R.main([str(src), "-o", str(tmp_path / "r.html"), "--review", "pretrained", "--seat", "1"]) == 0

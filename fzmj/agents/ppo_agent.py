@@ -20,8 +20,8 @@ from .base import Agent, AgentSpecError, as_batch
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 # The shipped policies by version (docs/pretrained.md): ``pretrained`` plays the newest,
 # ``pretrained:vN`` a named one, whose weights never change once shipped.
-PRETRAINED_VERSIONS = {"v1": "fzmj_pretrained_v1.pt"}
-PRETRAINED_LATEST = "v1"
+PRETRAINED_VERSIONS = {"v1": "fzmj_pretrained_v1.pt", "v2": "fzmj_pretrained_v2.pt"}
+PRETRAINED_LATEST = "v2"
 
 
 DEVICE_ENV = "FZMJ_DEVICE"
