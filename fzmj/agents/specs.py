@@ -16,7 +16,7 @@ from .base import Agent, AgentSpecError, call_reset
 
 SPEC_HELP = (
     "random, random:SEED, heuristic, heuristic:defend[:risk=X,margin=M,slack=N,gain=G,pace=P,base=B,belief=SPEC], "
-    "heuristic:patient[:goal=jinque|selfdraw|golds], pretrained[:v1|v2], ppo:PATH, python:module:Class, "
+    "heuristic:patient[:goal=jinque|selfdraw|golds], pretrained[:vN], ppo:PATH, python:module:Class, "
     "search[:BLUEPRINT][:worlds=M,top=K,z=Z,where=all|claims|turns,late=D,belief=F,sir=F,model=NAME,wins=0|1,seed=S] or "
     "exec:[timeout=S:batch=N:fallback=random|heuristic:restarts=N:start=S:]COMMAND"
 )
