@@ -16,7 +16,9 @@ from fzmj.agents.base import AgentSpecError
 from fzmj.agents.checkpoint import load_policy, save_checkpoint
 from fzmj.agents.policy import ORACLE_V1_CHANNELS, ActorCritic, build_policy
 from fzmj.agents.ppo_agent import PRETRAINED_VERSIONS, pretrained_path
+from fzmj.train.args import Args
 from fzmj.train.bc import behaviour_clone, collect_demonstrations
+from fzmj.train.config import load_config, resolve_config
 from fzmj.train.oracle_teacher import OracleDefender, oracle_danger
 from fzmj.train.ppo_selfplay import main
 from fzmj_env import Game, encode
@@ -244,6 +246,48 @@ def test_oracle_guiding_settings_are_checked(capsys):
         with pytest.raises(SystemExit) as e:
             main(["--config", "ppo_smoke", *[a for s in sets for a in ("--set", s)]])
         assert e.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_the_oracle_fades_over_its_share_of_the_run_and_anneal_0_never_reads_it():
+    from fzmj.train.ppo_selfplay import guide_keep
+
+    # a guided run: kept at update 1, half at a quarter of the run, gone from its midpoint on
+    assert [guide_keep(u, 100, 0.5) for u in (1, 26, 51, 52, 100)] == [1.0, 0.5, 0.0, 0.0, 0.0]
+    # a run going on from a guided checkpoint: never, from its first update
+    assert [guide_keep(u, 100, 0.0) for u in (1, 2, 100)] == [0.0, 0.0, 0.0]
+
+
+def test_anneal_0_is_accepted_only_when_going_on_from_a_checkpoint():
+    from fzmj.train.config_checks import dependency_problems
+
+    args = load_config(Args, resolve_config("ppo_oracle_phase2"))  # bc_checkpoint: pretrained:v2
+    assert args.bc_checkpoint == "pretrained:v2" and not dependency_problems(args)
+    for named in (str(pretrained_path("v2")), "pretrained"):
+        args.bc_checkpoint = named
+        assert not dependency_problems(args)
+    args.bc_checkpoint = ""
+    problems = dependency_problems(args)
+    assert any("oracle_guide_anneal" in p and "bc_checkpoint" in p for p in problems), problems
+    args.bc_checkpoint = "pretrained:v9"
+    assert any(p.startswith("bc_checkpoint: unknown pretrained version") for p in dependency_problems(args))
+
+
+def test_a_second_phase_goes_on_from_the_shipped_weights_without_the_oracle(tmp_path):
+    """ppo_oracle_phase2 at smoke size: the run starts from pretrained:v2's policy and critic (a
+    learning rate of 1e-12 leaves them as loaded) and its actor's oracle input is never kept."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    sets = [f"runs_dir={tmp_path}", "run_name=p2", "num_tables=8", "num_steps=16", "total_timesteps=256",
+            "learning_rate=1e-12", "eval_every=0", "eval_paired_every=0", "save_every=1"]  # fmt: skip
+    assert main(["--config", "ppo_oracle_phase2", *[a for s in sets for a in ("--set", s)]]) == 0
+    run = tmp_path / "p2"
+    shipped = torch.load(pretrained_path("v2"), map_location="cpu", weights_only=False)["model"]
+    trained = torch.load(run / "checkpoints" / "latest.pt", map_location="cpu", weights_only=False)["model"]
+    assert shipped.keys() == trained.keys()
+    assert all(torch.allclose(shipped[k].float(), trained[k].float(), atol=1e-6) for k in shipped)
+    ea = EventAccumulator(str(run), size_guidance={"scalars": 0})
+    ea.Reload()
+    assert [e.value for e in ea.Scalars("charts/oracle_guide_keep")] == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("version", sorted(PRETRAINED_VERSIONS))

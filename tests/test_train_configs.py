@@ -14,7 +14,7 @@ from fzmj.train.config import CONFIG_DIR, ConfigError, load_config, resolve_conf
 from fzmj.train.ppo_selfplay import DEFAULT_CONFIG, main, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["distill_search", "ppo_default", "ppo_gpu", "ppo_oracle", "ppo_scratch", "ppo_smoke"]
+NAMES = ["distill_search", "ppo_default", "ppo_gpu", "ppo_oracle", "ppo_oracle_phase2", "ppo_scratch", "ppo_smoke"]
 
 
 def test_one_source_of_truth():
@@ -105,3 +105,23 @@ def test_the_oracle_recipe_is_the_default_recipe_plus_the_oracle():
         "eval_paired_every": 244,
         "torch_threads": 1,
     }  # oracle_guide_anneal 0.5, eval_paired_hands 2,000 and env_threads 1 are the defaults, set there to be read
+
+
+def test_the_second_oracle_phase_is_the_oracle_recipe_going_on_slower():
+    """ppo_oracle_phase2 goes on from a guided checkpoint (given on the command line): no clone,
+    no KL pull, the oracle never read by the actor, 80 M steps from a lower rate, other walls."""
+    first = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle")))
+    second = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle_phase2")))
+    diff = {k: second[k] for k in first if first[k] != second[k]}
+    assert diff == {
+        "exp_name": "ppo_oracle_phase2",
+        "seed": 2,
+        "total_timesteps": 80_000_000,
+        "learning_rate": 0.0002,
+        "oracle_guide_anneal": 0.0,
+        "bc_decisions": 0,
+        "bc_checkpoint": "pretrained:v2",
+        "teacher_coef": 0.0,
+        "bc_teacher": "heuristic",  # the defaults: there is no clone to make or to evaluate
+        "bc_eval_hands": 400,
+    }

@@ -71,6 +71,14 @@ def pretrained_path(version: str | None = None) -> Path:
     return path
 
 
+def checkpoint_file(value: str) -> Path:
+    """A checkpoint named in a config: ``pretrained`` / ``pretrained:vN`` is the shipped file
+    (:func:`pretrained_path`), anything else a path (not checked here)."""
+    if value == "pretrained" or value.startswith("pretrained:"):
+        return pretrained_path(value.partition(":")[2] or None)
+    return Path(value)
+
+
 class PPOAgent(Agent):
     """Loads ``PATH`` through ``fzmj.agents.checkpoint.load_policy(path, device=...)``; ``device``
     None: :func:`resolve_device` (``$FZMJ_DEVICE``, else the CPU).

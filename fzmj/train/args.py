@@ -99,7 +99,7 @@ class Args:
     oracle_guide: bool = False
     """oracle guiding (Suphx): the actor also reads the oracle planes, each decision's kept with a probability falling from 1 to 0 over the first oracle_guide_anneal of the run, zeros after that and at play time; needs oracle_critic (docs/training.md)"""
     oracle_guide_anneal: float = 0.5
-    """share of the run over which the oracle planes of an oracle-guided actor fade out (then the run trains without them)"""
+    """share of the run over which the oracle planes of an oracle-guided actor fade out (then the run trains without them); 0: never read, for a run going on from a guided bc_checkpoint"""
     hand_features: bool = False
     """append the hand-feature planes (fzmj_env/features.py: shanten, per-discard shanten and acceptance, waits, claims, specials) to the observation"""
     belief_planes: bool = False
@@ -125,7 +125,7 @@ class Args:
     bc_dagger_rounds: int = 0
     """DAgger rounds after the first clone: the clone plays all four seats of bc_decisions new decisions, bc_teacher labels them, the clone is fitted again on all of them (0: plain cloning)"""
     bc_checkpoint: str = ""
-    """start from this checkpoint's policy instead of cloning (e.g. an earlier run's bc.pt); it is also the KL teacher"""
+    """start from this checkpoint's policy (and critic) instead of cloning: a path (e.g. an earlier run's bc.pt) or pretrained[:vN], a shipped one; it is also the KL teacher"""
 
     # ---- expert iteration (algo: distill; train/distill.py) ----------------------------------------
     distill_iterations: int = 2

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from fzmj.agents.base import AgentSpecError
+from fzmj.agents.ppo_agent import checkpoint_file
 from fzmj_env.checks import MAX_HANDS_PER_GAME, MAX_SEED, MAX_TABLES, physical_memory
 from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS, ORACLE_VERSION, obs_channels
 from fzmj_env.features import HF_NUM_PLANES
@@ -190,16 +192,27 @@ def dependency_problems(args) -> list[str]:
                 "kl needs a BC policy (bc_decisions > 0 or bc_checkpoint); use ce or set bc_decisions",
             )
         )
-    if args.bc_checkpoint and not Path(args.bc_checkpoint).is_file():
-        out.append(f"bc_checkpoint: no such checkpoint {args.bc_checkpoint!r}")
+    if args.bc_checkpoint:
+        try:
+            if not checkpoint_file(args.bc_checkpoint).is_file():
+                out.append(f"bc_checkpoint: no such checkpoint {args.bc_checkpoint!r}")
+        except AgentSpecError as e:
+            out.append(f"bc_checkpoint: {e}")
     if args.oracle_guide and not args.oracle_critic:
         out.append(
             _got(args, "oracle_guide", "oracle guiding reads the oracle planes of the critic: needs oracle_critic")
         )
     if args.oracle_guide and args.network != "mlp":
         out.append(_got(args, "oracle_guide", f"oracle guiding is for network mlp, not {args.network}"))
-    if args.oracle_guide and args.oracle_guide_anneal == 0:
-        out.append(_got(args, "oracle_guide_anneal", "expected a share of the run > 0 (the oracle must fade out)"))
+    if args.oracle_guide and args.oracle_guide_anneal == 0 and not args.bc_checkpoint:
+        out.append(
+            _got(
+                args,
+                "oracle_guide_anneal",
+                "expected a share of the run > 0 (the oracle must fade out); 0 (never read) is for a run that "
+                "goes on from a guided bc_checkpoint whose oracle has already faded",
+            )
+        )
     if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
         out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))
     if args.bc_teacher in ORACLE_TEACHERS and args.teacher_coef > 0 and args.teacher_mode == "ce":
@@ -288,7 +301,7 @@ def check_before_start(args) -> None:
             raise ConfigError(f"pool_paths[{i}]: {e}") from None
     if args.bc_checkpoint:
         try:
-            spec = load_checkpoint(args.bc_checkpoint)["policy_spec"]
+            spec = load_checkpoint(checkpoint_file(args.bc_checkpoint))["policy_spec"]
         except (FileNotFoundError, ValueError) as e:
             raise ConfigError(f"bc_checkpoint: {e}") from None
         changes = network_changes(spec, args)

@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 
 from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
+from fzmj.agents.ppo_agent import checkpoint_file
 
 from .bc import (
     PolicyActor,
@@ -72,7 +73,7 @@ def start_policy(args, writer, ckpt_dir: Path, device):
     torch.manual_seed(args.seed)
     agent = make_network(args, device)
     if args.bc_checkpoint:
-        agent.load_state_dict(load_checkpoint(args.bc_checkpoint)["model"])  # same network (checked)
+        agent.load_state_dict(load_checkpoint(checkpoint_file(args.bc_checkpoint))["model"])  # same network (checked)
         print(f"distill: starting from {args.bc_checkpoint}", flush=True)
     elif args.bc_decisions > 0:
         warm_start(agent, args, writer, ckpt_dir / "bc.pt")

@@ -46,6 +46,15 @@ DEFAULT_CONFIG = "ppo_default"
 """The config of a fresh run without --config: the documented recipe (docs/training.md)."""
 
 
+def guide_keep(update: int, num_updates: int, anneal: float) -> float:
+    """The chance that update ``update`` (from 1) lets the actor read its oracle planes: falling
+    linearly from 1 to 0 over the first ``anneal`` of the run; always 0 when ``anneal`` is 0 (a
+    run that goes on from a guided checkpoint whose oracle has already faded)."""
+    if anneal <= 0:
+        return 0.0
+    return max(0.0, 1.0 - (update - 1.0) / (anneal * num_updates))
+
+
 def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ranks) -> int:
     """The run, in ``run_dir`` (created, locked and checked writable by :func:`main`): a loop over
     updates of rollout, advantages, update, log, save and evaluate. Returns the exit code."""
@@ -58,7 +67,7 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / args.num_updates) * args.learning_rate
         teacher_coef = run.teacher.coef(update, args.num_updates)
         if args.oracle_guide:  # the actor's oracle planes fade out: kept with chance 1 -> 0, then never
-            run.rollout.guide_keep = max(0.0, 1.0 - (update - 1.0) / (args.oracle_guide_anneal * args.num_updates))
+            run.rollout.guide_keep = guide_keep(update, args.num_updates, args.oracle_guide_anneal)
 
         # ---- rollout: T steps of every table; the learner's decisions go into the buffer ----------
         run.rollout.refresh_values(agent)

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from fzmj.agents.checkpoint import load_checkpoint, load_policy
+from fzmj.agents.ppo_agent import checkpoint_file
 
 from .bc import warm_start
 from .model import OBS_SHAPE
@@ -56,7 +57,7 @@ def prepare_teacher(args, agent, writer, ckpt_dir: Path, resume: dict | None, de
     and build the teacher term."""
     policy = teacher_agent = None
     if args.bc_decisions > 0 or args.bc_checkpoint:
-        bc_path = Path(args.bc_checkpoint) if args.bc_checkpoint else ckpt_dir / "bc.pt"
+        bc_path = checkpoint_file(args.bc_checkpoint) if args.bc_checkpoint else ckpt_dir / "bc.pt"
         if resume is None and args.bc_checkpoint:
             agent.load_state_dict(load_checkpoint(bc_path)["model"])  # the same spec (checked before the start)
         elif resume is None and main:  # clone the teacher, save bc.pt, evaluate it; the other ranks get its weights
