@@ -79,6 +79,8 @@ def test_hand_feature_policy_takes_base_or_prepared_observations(tmp_path):
 # sha256 of the actions of `pretrained:v1` playing all seats of 64 tables (VectorEnv seed
 # 20261203) for 300 steps, taken from the file shipped as `pretrained` until issue 33.
 PRETRAINED_V1_PLAY = "126913970261c7b861208eb03d2519ce1000d54a6380f56de1069a8f8fbde273"
+# the same for `pretrained:v2`, taken while it was `pretrained` (2026-12-04)
+PRETRAINED_V2_PLAY = "f197623b73dbc7c0ef5c04d9d849ba40ab56ea141dc795057af1f691a887cd3a"
 
 
 def _play_digest(spec: str) -> str:
@@ -95,9 +97,10 @@ def _play_digest(spec: str) -> str:
     return h.hexdigest()
 
 
-def test_pretrained_v1_plays_bit_for_bit_as_it_shipped():
+@pytest.mark.parametrize("version, digest", [("v1", PRETRAINED_V1_PLAY), ("v2", PRETRAINED_V2_PLAY)])
+def test_pretrained_versions_play_bit_for_bit_as_they_shipped(version, digest):
     """Old weights stay loadable by name and play exactly as before (issue 33, must have 5)."""
-    assert _play_digest("pretrained:v1") == PRETRAINED_V1_PLAY
+    assert _play_digest(f"pretrained:{version}") == digest
 
 
 def test_pretrained_versions_and_bad_versions():
