@@ -109,15 +109,15 @@ def test_the_oracle_recipe_is_the_default_recipe_plus_the_oracle():
 
 def test_the_second_oracle_phase_is_the_oracle_recipe_going_on_slower():
     """ppo_oracle_phase2 goes on from a guided checkpoint (given on the command line): no clone,
-    no KL pull, the oracle never read by the actor, 80 M steps from a lower rate, other walls."""
+    no KL pull, the oracle never read by the actor, 50 M steps from a lower rate, other walls."""
     first = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle")))
     second = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle_phase2")))
     diff = {k: second[k] for k in first if first[k] != second[k]}
     assert diff == {
         "exp_name": "ppo_oracle_phase2",
-        "seed": 2,
-        "total_timesteps": 80_000_000,
-        "learning_rate": 0.0002,
+        "seed": 3,
+        "total_timesteps": 50_000_000,
+        "learning_rate": 0.00005,
         "oracle_guide_anneal": 0.0,
         "bc_decisions": 0,
         "bc_checkpoint": "pretrained:v2",
