@@ -274,8 +274,10 @@ def test_no_bot_is_left_after_workers(tmp_path, extra):
     pids.mkdir()
     bot = f"exec:{PY} {STUBBORN} {pids} {extra}".strip()
     try:
-        evaluate([bot, "random"], hands=32, batch=8, workers=2, seed=1, progress=False)
-        assert len(list(pids.iterdir())) >= 2
+        evaluate([bot, "random"], hands=64, batch=8, workers=2, seed=1, progress=False)
+        # each worker that got a batch started its bot; under load one worker may take every
+        # batch before the other is up (seen in CI), so at least one, usually two
+        assert len(list(pids.iterdir())) >= 1
         assert _left(pids) == []
     finally:
         _kill_left(pids)
