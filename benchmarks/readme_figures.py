@@ -81,16 +81,21 @@ def run(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> tup
     return p.stdout, wall, cpu
 
 
-def evaluate(
-    agents: list[str], hands: int, seed: int | None, cwd: Path | None = None, agent_seed: int | None = None
-) -> str:
+def eval_result(agents: list[str], hands: int, seed: int | None, cwd: Path | None = None, extra=()) -> dict:
+    """The ``--out`` JSON of one ``fzmj-eval`` run (two workers, no progress bar)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "r.json"
         cmd = [str(BIN / "fzmj-eval"), "--agents", *agents, "--hands", str(hands), "--workers", "2"]
         cmd += ["--no-progress", "--out", str(out)] + (["--seed", str(seed)] if seed is not None else [])
-        cmd += ["--agent-seed", str(agent_seed)] if agent_seed is not None else []  # random agents' streams
-        run(cmd, cwd=cwd)
-        slot = json.loads(out.read_text())["per_slot"][0]
+        run(cmd + list(extra), cwd=cwd)
+        return json.loads(out.read_text())
+
+
+def evaluate(
+    agents: list[str], hands: int, seed: int | None, cwd: Path | None = None, agent_seed: int | None = None
+) -> str:
+    extra = ["--agent-seed", str(agent_seed)] if agent_seed is not None else []  # random agents' streams
+    slot = eval_result(agents, hands, seed, cwd, extra)["per_slot"][0]
     lo, hi = slot["ci95"]
     return f"{slot['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}] per hand"
 
@@ -197,17 +202,12 @@ UNUSED_SEEDS = {4041: 4000, 5051: 4000, 6061: 4000, 7071: 4000, 8081: 4000, 9091
 
 def paired_vs_heuristic(seeds: dict[int, int]) -> str:
     """``pretrained`` − ``heuristic`` paired against three heuristics on each seed's walls, pooled
-    by hands (independent seeds: the CI half-widths, weighted by hands, add in quadrature)."""
-    rows = []
-    for seed, hands in seeds.items():
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "r.json"
-            cmd = [str(BIN / "fzmj-eval"), "--agents", "pretrained", "heuristic", "--hands", str(hands)]
-            run(
-                cmd
-                + ["--workers", "2", "--no-progress", "--seed", str(seed), "--paired", "heuristic", "--out", str(out)]
-            )
-            rows.append(json.loads(out.read_text())["paired"])
+    by hands (independent seeds: the CI half-widths, weighted by hands, add in quadrature; unlike
+    ``oracle_ablation.pooled``, which takes equal hands per seed)."""
+    rows = [
+        eval_result(["pretrained", "heuristic"], hands, seed, extra=["--paired", "heuristic"])["paired"]
+        for seed, hands in seeds.items()
+    ]
     total = sum(r["hands"] for r in rows)
     mean = sum(r["mean"] * r["hands"] for r in rows) / total
     half = sum((r["hands"] / total * (r["ci95"][1] - r["ci95"][0]) / 2) ** 2 for r in rows) ** 0.5

@@ -108,7 +108,7 @@ def test_the_oracle_recipe_is_the_default_recipe_plus_the_oracle():
 
 
 def test_the_second_oracle_phase_is_the_oracle_recipe_going_on_slower():
-    """ppo_oracle_phase2 goes on from a guided checkpoint (given on the command line): no clone,
+    """ppo_oracle_phase2 goes on from a guided checkpoint (pretrained:v2, shipped): no clone,
     no KL pull, the oracle never read by the actor, 50 M steps from a lower rate, other walls."""
     first = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle")))
     second = dataclasses.asdict(load_config(Args, resolve_config("ppo_oracle_phase2")))

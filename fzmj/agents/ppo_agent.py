@@ -72,10 +72,12 @@ def pretrained_path(version: str | None = None) -> Path:
 
 
 def checkpoint_file(value: str) -> Path:
-    """A checkpoint named in a config: ``pretrained`` / ``pretrained:vN`` is the shipped file
-    (:func:`pretrained_path`), anything else a path (not checked here)."""
-    if value == "pretrained" or value.startswith("pretrained:"):
-        return pretrained_path(value.partition(":")[2] or None)
+    """A checkpoint named in a config or an agent spec: ``pretrained`` / ``pretrained:vN`` is the
+    shipped file (:func:`pretrained_path`; ``pretrained:`` with no version is an unknown one),
+    anything else a path (not checked here)."""
+    kind, sep, version = value.partition(":")
+    if kind == "pretrained":
+        return pretrained_path(version if sep else None)
     return Path(value)
 
 

@@ -121,9 +121,9 @@ def make_agent(spec) -> Agent:
     if kind == "heuristic":
         return _heuristic_variant(s, arg)
     if kind == "pretrained":
-        from .ppo_agent import PPOAgent, pretrained_path
+        from .ppo_agent import PPOAgent, checkpoint_file
 
-        return PPOAgent(pretrained_path(arg if sep else None), name=s)
+        return PPOAgent(checkpoint_file(s), name=s)
     if kind == "ppo":
         if not arg:
             raise AgentSpecError(f"bad agent spec {spec!r}: expected ppo:PATH")
