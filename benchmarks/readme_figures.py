@@ -217,7 +217,8 @@ def paired_vs_heuristic(seeds: dict[int, int]) -> str:
 def strength() -> None:
     print("strength (deterministic: the same digits on any machine)")
     for opp in ("heuristic", "random"):
-        line(f"pretrained vs 3 {opp}, 4,000 hands, seed 7", evaluate(["pretrained", opp], 4000, 7))
+        # --agent-seed too: the random agents' streams, else a secret key drawn for each run
+        line(f"pretrained vs 3 {opp}, 4,000 hands, seed 7", evaluate(["pretrained", opp], 4000, 7, agent_seed=7))
     seeds = " / ".join(map(str, UNUSED_SEEDS))
     line(f"pretrained - heuristic, paired vs 3 heuristic, seeds {seeds}", paired_vs_heuristic(UNUSED_SEEDS))
 
