@@ -19,7 +19,7 @@ The hand tables (``fzmj_env/core/_tables/``) are not in the Numba cache: they ar
 per install (about 1 s) and stay. ``--tables`` times their build in a subprocess, and the cache
 guard (``fzmj_env/_numba_cache.py``: hashing the sources at import) is timed on its own too.
 
-    python benchmarks/bench_cold_start.py [--only gym aec ...] [--detail] [--json] [--tables]
+    python benchmarks/bench_cold_start.py [--only gym aec ...] [--detail] [--stages] [--json] [--tables]
 """
 
 from __future__ import annotations
@@ -59,6 +59,43 @@ class _L(event.Listener):
             _rows.append([mod + "." + f.__qualname__, round(dt - inner, 3), sig])
 
 event.register("numba:compile", _L())
+
+_stages = None
+if os.environ.get("FZMJ_PROBE_STAGES"):  # --stages: CPU seconds per compiler stage, library sizes
+    import collections
+    from numba.core import codegen as _cg, compiler_machinery as _cm
+
+    _stages, _open = collections.Counter(), []
+
+    def _timed(name, fn):  # charges each stage its own CPU seconds, not its nested compiles'
+        def wrapper(*a, **k):
+            _open.append([time.process_time(), 0.0])
+            try:
+                return fn(*a, **k)
+            finally:
+                t0, inner = _open.pop()
+                dt = time.process_time() - t0
+                _stages[name] += dt - inner
+                if _open:
+                    _open[-1][1] += dt
+        return wrapper
+
+    _run_pass = _cm.PassManager._runPass
+    _cm.PassManager._runPass = lambda self, i, pss, st: _timed(pss.name(), _run_pass)(self, i, pss, st)
+    for _n in ("_optimize_final_module", "_optimize_functions", "add_ir_module"):
+        setattr(_cg.CPUCodeLibrary, _n, _timed("llvm_" + _n.lstrip("_"), getattr(_cg.CPUCodeLibrary, _n)))
+    _cg.JITCodeLibrary._finalize_specific = _timed("llvm_machine_code", _cg.JITCodeLibrary._finalize_specific)
+    _sizes = [0, 0, 0]  # libraries; LLVM instructions of their own; with their callees linked in
+    _count = _timed("probe_counting", lambda m: sum(1 for f in m.functions for b in f.blocks for _ in b.instructions))
+    _finalize = _cg.CPUCodeLibrary.finalize
+
+    def _finalize_counted(self):
+        _sizes[0] += 1
+        _sizes[1] += _count(self._final_module)
+        _finalize(self)
+        _sizes[2] += _count(self._final_module)
+
+    _cg.CPUCodeLibrary.finalize = _finalize_counted
 try:
     exec(compile(os.environ["FZMJ_PROBE_CODE"], "<capability>", "exec"), {"__name__": "__capability__"})
 except SystemExit as e:
@@ -66,6 +103,10 @@ except SystemExit as e:
         raise
 with open(os.environ["FZMJ_PROBE_OUT"], "w") as fh:
     json.dump(_rows, fh)
+if _stages is not None:
+    with open(os.environ["FZMJ_PROBE_OUT"] + ".stages", "w") as fh:
+        json.dump({"stages_cpu_s": dict(_stages), "libraries": _sizes[0], "own_instructions": _sizes[1],
+                   "linked_instructions": _sizes[2]}, fh)
 """
 
 CAPABILITIES = {
@@ -116,10 +157,13 @@ print(round(t2 - t1, 3), round(t3 - t2, 3))
 """
 
 
-def run_once(name: str, cache_dir: str, tmp: str, code: str | None = None) -> dict:
-    """One subprocess for capability ``name``: wall, CPU seconds, the compiled kernels."""
+def run_once(name: str, cache_dir: str, tmp: str, code: str | None = None, stages: bool = False) -> dict:
+    """One subprocess for capability ``name``: wall, CPU seconds, the compiled kernels (and with
+    ``stages``, the compiler's CPU seconds per stage and the code libraries' sizes)."""
     out = Path(tmp) / f"{name}.json"
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, FZMJ_PROBE_CODE=code or CAPABILITIES[name])
+    if stages:
+        env["FZMJ_PROBE_STAGES"] = "1"
     env.update(FZMJ_PROBE_OUT=str(out), FZMJ_PROBE_TMP=tempfile.mkdtemp(dir=tmp), FZMJ_COMPILE_NOTICE="0")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -131,16 +175,19 @@ def run_once(name: str, cache_dir: str, tmp: str, code: str | None = None) -> di
         raise SystemExit(f"bench_cold_start: {name} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
     rows = json.loads(out.read_text())
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "kernels": len(rows), "compiled": rows}
+    res = {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "kernels": len(rows), "compiled": rows}
+    if stages:
+        res["stages"] = json.loads(Path(f"{out}.stages").read_text())
+    return res
 
 
-def measure(names: list[str]) -> list[dict]:
+def measure(names: list[str], stages: bool = False) -> list[dict]:
     out = []
     for name in names:
         with tempfile.TemporaryDirectory(prefix="fzmj-cold-") as tmp:
             cache = str(Path(tmp) / "numba_cache")
             os.mkdir(cache)
-            cold = run_once(name, cache, tmp)
+            cold = run_once(name, cache, tmp, stages=stages)
             warm = run_once(name, cache, tmp)
         out.append({"capability": name, "cold": cold, "warm": warm})
     return out
@@ -168,9 +215,15 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", choices=list(CAPABILITIES), default=list(CAPABILITIES))
     p.add_argument("--detail", action="store_true", help="list the kernel versions each cold run compiled")
     p.add_argument("--tables", action="store_true", help="also time the hand tables' build and the cache guard")
+    p.add_argument(
+        "--stages",
+        action="store_true",
+        help="time each compiler stage in the cold runs (the probes add about a tenth) and count the LLVM "
+        "instructions of each code library, on its own and with its callees linked in",
+    )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = p.parse_args(argv)
-    rows = measure(a.only)
+    rows = measure(a.only, stages=a.stages)
     extra = side_figures() if a.tables else None
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     if a.json:
@@ -190,6 +243,17 @@ def main(argv=None) -> int:
             print(f"\n{r['capability']}: {r['cold']['kernels']} kernel versions (own seconds)")
             for k, s, sig in sorted(r["cold"]["compiled"], key=lambda x: -x[1]):
                 print(f"  {s:6.2f}  {k}" + (f"  ({sig})" if sig else ""))
+    if a.stages:
+        for r in rows:
+            st = r["cold"]["stages"]
+            print(
+                f"\n{r['capability']}: {st['libraries']} code libraries, {st['own_instructions']:,} LLVM "
+                f"instructions of their own, {st['linked_instructions']:,} with their callees linked in; "
+                "CPU s per stage:"
+            )
+            for k, v in sorted(st["stages_cpu_s"].items(), key=lambda kv: -kv[1]):
+                if v >= 0.1:
+                    print(f"  {v:6.2f}  {k}")
     if extra:
         print(
             f"\ncache guard: hashing fzmj_env {extra['hash_fzmj_env_s']:.3f} s; import fzmj.train after fzmj_env "
