@@ -283,11 +283,6 @@ def test_no_bot_is_left_after_workers(tmp_path, extra):
         _kill_left(pids)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known failure, open: in a development checkout here a stubborn bot outlived a forked worker that "
-    "Pool.terminate ended (also on b75099b, before the oracle work); a clean clone's CI passed it",
-)
 def test_no_bot_is_left_when_a_worker_fails(tmp_path):
     pids = tmp_path / "pids"
     pids.mkdir()

@@ -38,6 +38,7 @@ carrying its environment mark (docs/protocol.md, "What is contained").
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import json
@@ -474,6 +475,11 @@ def _kill_group(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> N
     """Close our ends of the pipes, kill the bot's process group, its descendants and whatever
     carries its mark, and reap the bot (the kill and the reaping only in the process that started
     it: a forked child's copy leaves it alone)."""
+    with _sigterm_held():
+        _kill_group_now(proc, owner, token, key)
+
+
+def _kill_group_now(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> None:
     _LIVE.pop(key, None)
     for f in (proc.stdin, proc.stdout):
         try:
@@ -504,11 +510,38 @@ def _kill_group(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> N
 
 def close_all_bots() -> None:
     """Kill every bot process this process started (an exiting worker's clean-up)."""
-    for p in list(_LIVE.values()):
-        p.close()
+    for key, p in list(_LIVE.items()):  # in _LIVE until killed, even where its finalizer has already fired
+        p.finalizer.detach()
+        _kill_group(p.proc, p.owner, p.token, key)
+
+
+# A worker's SIGTERM (``Pool.terminate``) can arrive in the middle of starting a bot (Popen has
+# forked it, the bot is not in _LIVE yet) or of killing one (a worker that read the pool's stop
+# sentinel is closing its bots on its way out, and that bot's finalizer has already fired): the
+# handler's os._exit would then leave the bot running. Inside these blocks the handler only notes
+# the signal; it runs when the outermost block ends.
+_held = 0
+_held_signal: int | None = None
+
+
+@contextlib.contextmanager
+def _sigterm_held():
+    global _held, _held_signal
+    _held += 1
+    try:
+        yield
+    finally:
+        _held -= 1
+        if _held_signal is not None and not _held:
+            signum, _held_signal = _held_signal, None
+            _on_sigterm(signum, None)  # kills the bots left, then exits
 
 
 def _on_sigterm(signum, frame) -> None:  # pragma: no cover - runs in a terminated worker
+    global _held_signal
+    if _held:
+        _held_signal = signum
+        return
     close_all_bots()
     os._exit(128 + signum)
 
@@ -567,12 +600,14 @@ class _Process:
     def __init__(self, spec: ExecSpec):
         token = os.urandom(12).hex()
         env = {**os.environ, MARK_VAR: token}
-        self.proc = subprocess.Popen(
-            spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True, env=env
-        )
-        self.owner = os.getpid()
-        _LIVE[id(self)] = self
-        self.finalizer = weakref.finalize(self, _kill_group, self.proc, self.owner, token.encode(), id(self))
+        with _sigterm_held():  # a worker's SIGTERM waits until the bot is in _LIVE (then kills it too)
+            self.proc = subprocess.Popen(
+                spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True, env=env
+            )
+            self.owner = os.getpid()
+            _LIVE[id(self)] = self
+            self.token = token.encode()
+            self.finalizer = weakref.finalize(self, _kill_group, self.proc, self.owner, self.token, id(self))
         self.buf = bytearray()
         self.scanned = 0  # bytes of buf known to hold no newline
         self.nl = -1  # index of the first newline in buf, -1: none found yet
