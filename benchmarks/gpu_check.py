@@ -17,8 +17,8 @@ the CPU, so the ratios come from one run and one machine):
 2. ``inference``: the trainer's network (``ppo_gpu.yaml``: MLP 512-512-256 with hand features)
    at the batch sizes the trainer uses: a rollout step (``num_tables`` observations) and an
    update minibatch (``num_tables * num_steps / num_minibatches``); decisions/s of
-   ``prepare`` (hand features on the host, copied to the device) + forward, and of the forward
-   alone on prepared input already on the device.
+   ``prepare_host`` (hand features on the host over the env threads, as the trainer's rollout)
+   + one copy + forward, and of the forward alone on prepared input already on the device.
 3. ``eval``: ``fzmj-eval --agents pretrained heuristic`` played in this process
    (``evaluate``, one worker, the default batch of 512 tables), the pretrained policy on the
    device: hands/s.
@@ -48,7 +48,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "ppo_gpu.yaml"
 
-FULL = dict(train_steps=16, train_updates=3, eval_hands=512, search_hands=4, search_spec="worlds=64,top=3,late=20")
+# search: every decision with two or more choices (a late-hand-only search saw none in 4 hands on the
+# first H200 run, 2026-12-04)
+FULL = dict(train_steps=16, train_updates=6, eval_hands=4096, search_hands=4, search_spec="worlds=64,top=3")
 TINY = dict(train_steps=16, train_updates=2, eval_hands=8, search_hands=1, search_spec="worlds=2,top=2,late=40")
 TINY_TRAIN = ["num_tables=8", "hidden_sizes=[32,32]", "num_minibatches=2", "env_threads=1"]
 
@@ -200,6 +202,7 @@ def _rate(fn, n: int, device: str, min_s: float) -> float:
 
 
 def check_inference(device: str, tiny: bool) -> dict:
+    import numba
     import torch
 
     from fzmj.train.run_setup import make_network
@@ -207,6 +210,7 @@ def check_inference(device: str, tiny: bool) -> dict:
     args = config_args(tiny)
     torch.manual_seed(0)
     net = make_network(args, torch.device(device)).eval()
+    threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
     steps = 4 if tiny else args.num_steps
     batches = {"rollout step": args.num_tables, "update minibatch": args.num_tables * steps // args.num_minibatches}
     out = {}
@@ -216,8 +220,8 @@ def check_inference(device: str, tiny: bool) -> dict:
         mask_d = torch.from_numpy(mask).to(device)
 
         def full(obs=obs, mask_d=mask_d):
-            with torch.no_grad():
-                x = net.prepare(torch.from_numpy(obs).to(device))
+            with torch.no_grad():  # as the trainer's rollout: features on the host's threads, one copy
+                x = net.prepare(torch.from_numpy(net.prepare_host(obs, threads)).to(device))
                 net.get_action_and_value(x, mask_d)
 
         prepared = net.prepare(torch.from_numpy(obs).to(device))
@@ -263,14 +267,15 @@ def check_search(device: str, sizes: dict) -> dict:
     evaluate([agent, "heuristic"], hands=sizes["search_hands"], seed=7, progress=False)
     dt = time.perf_counter() - t0
     st = agent.stats
-    rate = st["rollouts"] / st["search_s"] if st["search_s"] > 0 else 0.0
+    # no decision searched: no rate (a 0 would read as a measured figure)
+    rate = round(st["rollouts"] / st["search_s"], 1) if st["searched"] and st["search_s"] > 0 else None
     return {
         "spec": agent.name,
         "hands": sizes["search_hands"],
         "searched_decisions": st["searched"],
         "rollouts": st["rollouts"],
         "search_s": round(st["search_s"], 2),
-        "rollouts_per_s": round(rate, 1),
+        "rollouts_per_s": rate,
         "seconds": round(dt, 2),
     }
 

@@ -15,7 +15,9 @@ does; waits by ``wait_mask_counts``), so no rule lives here twice.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+from numba import prange
 
 from .checks import read_only
 from .core.hand import get_shanten_table, get_win_table, wait_mask_counts
@@ -656,6 +658,37 @@ def feature_planes_batch(obs, st, wt, out):
         feature_planes_one(obs[i], st, wt, w, out[i])
 
 
+@njit(cache=True, parallel=True)
+def feature_planes_parallel(obs, st, wt, out, n):
+    """:func:`feature_planes_batch` in ``n`` contiguous chunks of rows, one per thread (rows are
+    independent: the planes are those of the serial kernel, bit for bit). Compiled only where a
+    caller asks for threads (the trainer's rollout on a many-core host)."""
+    rows = obs.shape[0]
+    chunk = (rows + n - 1) // n
+    for c in prange(n):
+        w = np.zeros(_HF_WS_SIZE, np.int64)
+        for i in range(c * chunk, min(rows, (c + 1) * chunk)):
+            feature_planes_one(obs[i], st, wt, w, out[i])
+
+
+# fewer rows than this per thread: one thread (a parallel region's start costs more than it saves)
+PARALLEL_MIN_ROWS = 64
+
+
+def parallel_chunks(rows: int, threads: int) -> int:
+    """How many threads a batch of ``rows`` gets: ``threads``, fewer for a small batch, 1 for
+    none. Sets Numba's thread count when above 1. ``threads`` beyond
+    ``numba.config.NUMBA_NUM_THREADS`` is a ``ValueError`` (callers take it from ``VectorEnv.num_threads``)."""
+    if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(
+            f"threads={threads}: must be 1 .. {numba.config.NUMBA_NUM_THREADS} (the threads Numba can use here)"
+        )
+    n = min(int(threads), rows // PARALLEL_MIN_ROWS)
+    if n > 1:
+        numba.set_num_threads(n)
+    return max(n, 1)
+
+
 def feature_planes(obs: np.ndarray) -> np.ndarray:
     """Hand-feature planes ``(N, HF_NUM_PLANES, 27)`` int8 of a batch of observations ``(N, C, 27)``."""
     obs = np.ascontiguousarray(obs, dtype=np.int8)
@@ -666,12 +699,17 @@ def feature_planes(obs: np.ndarray) -> np.ndarray:
     return out
 
 
-def with_hand_features(obs: np.ndarray) -> np.ndarray:
-    """``obs`` (N, C, 27) with the hand-feature planes appended: ``(N, C + HF_NUM_PLANES, 27)`` int8."""
+def with_hand_features(obs: np.ndarray, threads: int = 1) -> np.ndarray:
+    """``obs`` (N, C, 27) with the hand-feature planes appended: ``(N, C + HF_NUM_PLANES, 27)`` int8.
+    ``threads`` > 1 splits a large batch over that many Numba threads (the same planes)."""
     obs = np.ascontiguousarray(obs, dtype=np.int8)
     if obs.ndim == 2:
         obs = obs[None]
     out = np.empty((obs.shape[0], obs.shape[1] + HF_NUM_PLANES, 27), np.int8)
     out[:, : obs.shape[1]] = obs
-    feature_planes_batch(read_only(obs), get_shanten_table(), get_win_table(), out[:, obs.shape[1] :])
+    n = parallel_chunks(obs.shape[0], threads)
+    if n > 1:
+        feature_planes_parallel(read_only(obs), get_shanten_table(), get_win_table(), out[:, obs.shape[1] :], n)
+    else:
+        feature_planes_batch(read_only(obs), get_shanten_table(), get_win_table(), out[:, obs.shape[1] :])
     return out

@@ -83,8 +83,14 @@ def _warm_gym() -> None:
 
 
 def _warm_threads() -> None:
-    """The multi-threaded VectorEnv step (``num_threads=2``, a parallel Numba kernel)."""
+    """The multi-threaded kernels (``num_threads=2``): the VectorEnv step, and the hand-feature
+    planes split over the env's threads (the trainer's rollout)."""
+    from .features import PARALLEL_MIN_ROWS, with_hand_features
+    from .vector import VectorEnv
+
     _warm_vector(num_threads=2)
+    obs, _, _ = VectorEnv(2 * PARALLEL_MIN_ROWS, seed=0).reset()
+    with_hand_features(obs, threads=2)
 
 
 def _warm_oracle() -> None:

@@ -22,19 +22,20 @@ PRESETS = ("fuzhou-lianzhong", "fuzhou-lianzhong-classic", "fuzhou-lianzhong-2",
 
 
 def _games(rules: str, seed: int, tables: int = 16, steps: int = 120):
-    """(observations, masks, heuristic actions) of ``tables`` games: the heuristic in seats 0 and 2,
+    """(observations, heuristic actions, masks) of ``tables`` games: the heuristic in seats 0 and 2,
     a seeded random player in seats 1 and 3 (more varied hands and claim windows than heuristic only)."""
     env = VectorEnv(tables, rules=rules, seed=seed, hands_per_game=2)
     obs, mask, seat = env.reset()
     h, r = HeuristicAgent(), RandomAgent(seed=seed)
-    all_obs, all_act = [], []
+    all_obs, all_act, all_mask = [], [], []
     for _ in range(steps):
         a_h = h.act(obs, mask)
         a_r = r.act(obs, mask)
         all_obs.append(obs.copy())
         all_act.append(a_h.copy())
+        all_mask.append(mask.copy())
         obs, mask, seat, _, _, _ = env.step(np.where(seat % 2 == 0, a_h, a_r))
-    return np.concatenate(all_obs), np.concatenate(all_act)
+    return np.concatenate(all_obs), np.concatenate(all_act), np.concatenate(all_mask)
 
 
 def _sha(*arrays) -> str:
@@ -59,6 +60,33 @@ def games(request):
 
 
 def test_feature_planes_and_heuristic_decisions_are_unchanged(games):
-    rules, (obs, actions) = games
+    rules, (obs, actions, _) = games
     got = (_sha(feature_planes(obs)), _sha(with_hand_features(obs)), _sha(actions))
     assert got == GOLDEN[rules]
+
+
+def test_threaded_planes_and_decisions_match_the_goldens(games):
+    """The trainer splits a large batch over its env threads (``threads``): the same planes and
+    decisions, bit for bit, as the one-thread kernels' goldens."""
+    import numba
+
+    from fzmj_env.features import PARALLEL_MIN_ROWS
+
+    threads = numba.config.NUMBA_NUM_THREADS
+    if threads < 2:
+        pytest.skip("one Numba thread on this machine: nothing to split")
+    rules, (obs, actions, masks) = games
+    assert obs.shape[0] >= 2 * PARALLEL_MIN_ROWS  # the batch is really split
+    assert _sha(with_hand_features(obs, threads=threads)) == GOLDEN[rules][1]
+    np.testing.assert_array_equal(HeuristicAgent(threads=threads).act(obs, masks), actions)
+
+
+def test_threads_out_of_range_is_one_clear_error():
+    import numba
+
+    obs = np.zeros((4, 99, 27), np.int8)
+    for bad in (0, numba.config.NUMBA_NUM_THREADS + 1):
+        with pytest.raises(ValueError, match="threads="):
+            with_hand_features(obs, threads=bad)
+        with pytest.raises(ValueError, match="threads="):
+            HeuristicAgent(threads=bad).act(obs, np.ones((4, 62), np.int8))

@@ -44,7 +44,7 @@ swimming when it can.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from fzmj_env.checks import read_only
 from fzmj_env.core.hand import get_shanten_table, get_win_table, is_golden_pair_counts, swims_counts
@@ -76,6 +76,7 @@ from fzmj_env.features import (  # the shanten / acceptance / claim kernels, sha
     claim_gain,
     claim_outcome,
     decode,
+    parallel_chunks,
     shanten,
     without_tiles,
 )
@@ -196,7 +197,9 @@ def _swim_instead(o, mk, win_table, counts):
     return -1
 
 
-@njit(cache=True, inline="always")  # compiled into each kernel that calls it (heuristic_kernel, defend_kernel)
+@njit(
+    cache=True, inline="always"
+)  # compiled into each kernel that calls it (heuristic_kernel[_parallel], defend_kernel)
 def heuristic_row(st, wt, o, mk, w, counts):
     """The heuristic's decision for one row: observation ``o`` (99, 27), mask ``mk`` (62,); ``w``
     and ``counts`` are scratch (``WS_SIZE`` int64, 27 int8). Returns ``(action, gold, turn)``:
@@ -235,18 +238,39 @@ def heuristic_kernel(obs, mask, shanten_table, win_table, out):
         out[i] = legal_or_first(a, mask[i])
 
 
-class HeuristicAgent(Agent):
-    """Deterministic rule-based baseline (see the module docstring)."""
+@njit(cache=True, parallel=True)
+def heuristic_kernel_parallel(obs, mask, shanten_table, win_table, out, n):
+    """:func:`heuristic_kernel` in ``n`` contiguous chunks of rows, one per thread (the same
+    decisions: rows are independent). Compiled only where a caller asks for threads."""
+    rows = obs.shape[0]
+    chunk = (rows + n - 1) // n
+    for c in prange(n):
+        w = np.zeros(WS_SIZE, np.int64)
+        counts = np.zeros(27, np.int8)
+        for i in range(c * chunk, min(rows, (c + 1) * chunk)):
+            a, _, _ = heuristic_row(shanten_table, win_table, obs[i], mask[i], w, counts)
+            out[i] = legal_or_first(a, mask[i])
 
-    def __init__(self, name: str = "heuristic"):
+
+class HeuristicAgent(Agent):
+    """Deterministic rule-based baseline (see the module docstring). ``threads`` > 1 splits a
+    large batch over that many Numba threads (the trainer's opponents on a many-core host); the
+    decisions are the same."""
+
+    def __init__(self, name: str = "heuristic", threads: int = 1):
         self.name = name
+        self.threads = threads
         self._st = get_shanten_table()
         self._wt = get_win_table()
 
     def act(self, obs, mask) -> np.ndarray:
         obs, mask = map(read_only, as_batch(obs, mask))  # one compiled kernel, whoever owns the arrays
         out = np.empty(obs.shape[0], dtype=np.int64)
-        heuristic_kernel(obs, mask, self._st, self._wt, out)
+        n = parallel_chunks(obs.shape[0], self.threads)
+        if n > 1:
+            heuristic_kernel_parallel(obs, mask, self._st, self._wt, out, n)
+        else:
+            heuristic_kernel(obs, mask, self._st, self._wt, out)
         return out
 
     def __getstate__(self):  # the table is memory-mapped: reload it instead of pickling 23 MB

@@ -199,18 +199,19 @@ class ActorCritic(nn.Module):
             return self.critic(self.critic_trunk(both)).squeeze(-1)
         return self.critic(hidden).squeeze(-1)
 
-    def prepare_host(self, obs: np.ndarray) -> np.ndarray:
+    def prepare_host(self, obs: np.ndarray, threads: int = 1) -> np.ndarray:
         """:meth:`prepare` on the host, for callers that hold numpy observations (the trainer's
         rollout): the v2 planes of a v3 observation for a v2 policy, the hand-feature planes appended
         in Numba, all before the one transfer to the device (on a GPU, :meth:`prepare` of a device
         tensor would bring it back to compute the features and send it out again). The result passes
-        :meth:`prepare` unchanged."""
+        :meth:`prepare` unchanged. ``threads`` > 1 computes the features of a large batch on that
+        many Numba threads (the same planes)."""
         if obs.ndim != 3 or obs.shape[2] != OBS_SHAPE[1]:
             raise ValueError(f"observations must have shape (N, C, {OBS_SHAPE[1]}), got {tuple(obs.shape)}")
         if obs.shape[1] == V3_CHANNELS and self.obs_planes == NUM_CHANNELS:
             obs = obs[:, :NUM_CHANNELS]
         if self.hand_features and obs.shape[1] == self.obs_planes:
-            return with_hand_features(obs)
+            return with_hand_features(obs, threads)
         return obs
 
     def prepare(self, obs: torch.Tensor) -> torch.Tensor:

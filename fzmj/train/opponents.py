@@ -38,8 +38,10 @@ class OpponentPool:
         rng: np.random.Generator,
         device,
         target: str = "heuristic",
+        threads: int = 1,
     ):
         self.prob = prob
+        self.threads = threads  # Numba threads for the opponents' host work (the env's own count)
         self.heuristic_frac = heuristic_frac
         self.size = size
         self.learner_seats = learner_seats
@@ -51,6 +53,8 @@ class OpponentPool:
             from fzmj.agents import make_agent
 
             self.heuristic = make_agent(target)  # the target agent (opponent id 0)
+            if hasattr(self.heuristic, "threads"):  # HeuristicAgent: a large batch over the env's threads
+                self.heuristic.threads = threads
         self.fixed: list[torch.nn.Module] = []  # frozen checkpoints (pool_paths), never replaced
         self.snapshots: list[torch.nn.Module] = []  # ring of past learners
         self._next_slot = 0
@@ -119,7 +123,9 @@ class OpponentPool:
                 actions[rows] = self.heuristic.act(obs[rows], mask[rows])
             else:
                 policy = self.frozen[opponent - 1]
-                o = torch.from_numpy(policy.prepare_host(obs[rows])).to(self.device)  # features on the host
+                o = torch.from_numpy(policy.prepare_host(obs[rows], self.threads)).to(
+                    self.device
+                )  # features on the host
                 m = torch.from_numpy(mask[rows]).to(self.device)
                 actions[rows] = policy.act(o, m, deterministic=False).cpu().numpy()
 
@@ -148,7 +154,7 @@ class NoOpponents:
         pass
 
 
-def make_pool(args, rng: np.random.Generator, device) -> OpponentPool | NoOpponents:
+def make_pool(args, rng: np.random.Generator, device, threads: int = 1) -> OpponentPool | NoOpponents:
     """The trainer's opponents: an :class:`OpponentPool` with its fixed checkpoints, or none."""
     if args.pool_prob <= 0:
         return NoOpponents(args.num_tables)
@@ -163,6 +169,7 @@ def make_pool(args, rng: np.random.Generator, device) -> OpponentPool | NoOppone
         rng,
         device,
         target=args.pool_target,
+        threads=threads,
     )
     for path in args.pool_paths:
         pool.add_fixed(load_policy(path, device))

@@ -77,7 +77,7 @@ class Rollout:
         every = len(rows) == len(self.all_tables)  # all tables are the learner's: no gather needed
         if len(rows):
             # the network's input is made on the host (hand features in Numba) and sent once
-            obs_d = _tensor(agent.prepare_host(obs if every else obs[rows])).to(self.device)
+            obs_d = _tensor(agent.prepare_host(obs if every else obs[rows], self.env.num_threads)).to(self.device)
             mask_d = _tensor(mask if every else mask[rows]).to(self.device)
             oracle_d = torch.from_numpy(self.oracle[rows]).to(self.device) if self.oracle is not None else None
             keep = guide = None

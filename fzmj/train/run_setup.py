@@ -132,7 +132,7 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
     agent = make_network(args, device, resume)
     optimizer = make_optimizer(agent, args.learning_rate)
     teacher = prepare_teacher(args, agent, writer, ckpt_dir, resume, device, ranks.main)
-    pool = make_pool(args, np_rng, device)
+    pool = make_pool(args, np_rng, device, env.num_threads)
     if resume is not None:
         agent.load_state_dict(resume["model"])
         if resume.get("optimizer"):
