@@ -24,6 +24,9 @@ the CPU, so the ratios come from one run and one machine):
    device: hands/s.
 4. ``search``: the ``search`` agent with the pretrained policy as its blueprint (on the device)
    against three heuristics: rollouts/s over the time spent searching.
+5. ``recipes``: every shipped recipe, and the options users turn on (observation v3, resnet,
+   belief planes, the league pool, distillation from a search), for two tiny updates on the
+   device, then its checkpoint plays 8 hands there: a correctness check, seconds only.
 
 A section that would start after ``--budget`` seconds is skipped and says so: the whole check
 prints within the budget plus the section running at that moment (sizes chosen so each section
@@ -50,8 +53,17 @@ CONFIG = ROOT / "configs" / "ppo_gpu.yaml"
 
 # search: every decision with two or more choices (a late-hand-only search saw none in 4 hands on the
 # first H200 run, 2026-12-04)
-FULL = dict(train_steps=16, train_updates=6, eval_hands=4096, search_hands=4, search_spec="worlds=64,top=3")
-TINY = dict(train_steps=16, train_updates=2, eval_hands=8, search_hands=1, search_spec="worlds=2,top=2,late=40")
+FULL = dict(
+    train_steps=16, train_updates=6, eval_hands=4096, search_hands=4, search_spec="worlds=64,top=3", recipes="all"
+)
+TINY = dict(
+    train_steps=16,
+    train_updates=2,
+    eval_hands=8,
+    search_hands=1,
+    search_spec="worlds=2,top=2,late=40",
+    recipes=["ppo_oracle"],
+)
 TINY_TRAIN = ["num_tables=8", "hidden_sizes=[32,32]", "num_minibatches=2", "env_threads=1"]
 
 
@@ -280,7 +292,64 @@ def check_search(device: str, sizes: dict) -> dict:
     }
 
 
-SECTIONS = {"train": check_train, "inference": check_inference, "eval": check_eval, "search": check_search}
+# ---- 5. every recipe on the device ----------------------------------------------------------------
+# Each shipped recipe (and the options a user turns on) for 2 tiny updates on the device, then its
+# checkpoint plays 8 hands there: a correctness check (the figures are seconds, not speeds).
+RECIPE_SIZES = ["num_tables=64", "num_steps=16", "total_timesteps=2048", "eval_every=0", "save_every=1000000"]
+CLONE = ["bc_decisions=2000", "bc_eval_hands=0"]  # a short behaviour-cloning warm start
+RECIPES = {  # label: (config, its --set beyond RECIPE_SIZES)
+    "ppo_oracle": ("ppo_oracle", [*CLONE, "eval_paired_every=1", "eval_paired_hands=8"]),
+    "ppo_oracle, observation v3": ("ppo_oracle", [*CLONE, "obs_version=3"]),
+    "ppo_oracle_phase2 (from pretrained:v2)": ("ppo_oracle_phase2", []),
+    "ppo_default": ("ppo_default", CLONE),
+    "ppo_default, resnet": ("ppo_default", [*CLONE, "network=resnet"]),
+    "ppo_default, belief planes": ("ppo_default", [*CLONE, "belief_planes=true"]),
+    "ppo_scratch": ("ppo_scratch", []),
+    "ppo_smoke (league pool)": ("ppo_smoke", []),
+    "distill_search": (
+        "distill_search",
+        [*CLONE, "distill_iterations=1", "distill_decisions=256", "distill_teacher=search:heuristic:worlds=4"],
+    ),
+}
+
+
+def check_recipes(device: str, sizes: dict) -> dict:
+    from fzmj.agents.evaluate import evaluate
+    from fzmj.agents.ppo_agent import PPOAgent
+
+    out = {}
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    for label in list(RECIPES) if sizes["recipes"] == "all" else sizes["recipes"]:
+        config, sets = RECIPES[label]
+        with tempfile.TemporaryDirectory(prefix="fzmj-gpu-recipe-") as tmp:
+            cmd = [sys.executable, "-m", "fzmj.train.ppo_selfplay", "--config", config, "--device", device]
+            cmd += sum((["--set", s] for s in [*RECIPE_SIZES, *sets, f"runs_dir={tmp}"]), [])
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+            row = {"train_s": round(time.perf_counter() - t0, 1)}
+            ckpts = sorted(Path(tmp).rglob("latest.pt"))
+            if p.returncode != 0 or not ckpts:
+                tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+                row["error"] = f"fzmj-train exited {p.returncode}: {' | '.join(tail)}"
+            else:
+                t0 = time.perf_counter()
+                agent = PPOAgent(str(ckpts[0]), device=device, name=label)
+                res = evaluate([agent, "heuristic"], hands=8, seed=1, progress=False)
+                row["play_s"] = round(time.perf_counter() - t0, 1)
+                row["hands"] = res.get("hands")
+        out[label] = row
+        print(f"  {label}: {json.dumps(row)}", flush=True)
+    failed = [k for k, v in out.items() if "error" in v]
+    return {"recipes": out, "ok": len(out) - len(failed), "failed": failed} | ({"error": f"{failed}"} if failed else {})
+
+
+SECTIONS = {
+    "train": check_train,
+    "inference": check_inference,
+    "eval": check_eval,
+    "search": check_search,
+    "recipes": check_recipes,
+}
 
 
 def run(devices: list[str], sections: list[str], budget: float, tiny: bool, out=sys.stdout) -> dict:
@@ -327,6 +396,11 @@ def summary(report: dict) -> str:
         ("  forward only", "inference", lambda r: r["update minibatch"]["forward_only_per_s"]),
         ("fzmj-eval hands/s, pretrained vs heuristic", "eval", lambda r: r["hands_per_s"]),
         ("search rollouts/s, pretrained blueprint", "search", lambda r: r["rollouts_per_s"]),
+        (
+            "recipes trained and played on the device (no error)",
+            "recipes",
+            lambda r: f"{r['ok']} of {len(r['recipes'])}",
+        ),
     ]
     head = "| figure | " + " | ".join(devs) + (" | GPU/CPU |" if len(devs) == 2 else " |")
     lines = [head, "|" + " --- |" * (len(devs) + 1 + (len(devs) == 2))]
@@ -337,10 +411,11 @@ def summary(report: dict) -> str:
                 vals.append(get(res[f"{sec}/{d}"]))
             except (KeyError, TypeError):
                 vals.append(None)
-        cells = ["-" if v is None else f"{v:,}" for v in vals]
+        cells = ["-" if v is None else f"{v:,}" if isinstance(v, (int, float)) else str(v) for v in vals]
         if len(devs) == 2:
             a, b = vals
-            cells.append(f"{a / b:.2f}x" if a and b and "share" not in label else "")
+            ratio = isinstance(a, (int, float)) and isinstance(b, (int, float)) and a and b and "share" not in label
+            cells.append(f"{a / b:.2f}x" if ratio else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + f"\n(total {report['total_s']} s)"
 

@@ -32,7 +32,7 @@ def test_gpu_check_tiny_on_cpu(tmp_path):
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     report = json.loads(out.read_text())
     res = report["results"]
-    assert set(res) == {"train/cpu", "inference/cpu", "eval/cpu", "search/cpu"}
+    assert set(res) == {"train/cpu", "inference/cpu", "eval/cpu", "search/cpu", "recipes/cpu"}
     assert not [k for k, v in res.items() if "error" in v or "skipped" in v], res
     train = res["train/cpu"]
     assert len(train["updates"]) == 2 and train["env_steps_per_s"] > 0 and 0 < train["rollout_share"] < 1
@@ -40,6 +40,7 @@ def test_gpu_check_tiny_on_cpu(tmp_path):
     assert res["inference/cpu"]["rollout step"]["decisions_per_s"] > 0
     assert res["eval/cpu"]["hands_per_s"] > 0
     assert res["search/cpu"]["rollouts"] > 0 and res["search/cpu"]["rollouts_per_s"] > 0
+    assert res["recipes/cpu"]["ok"] == 1 and res["recipes/cpu"]["recipes"]["ppo_oracle"]["hands"] == 8
     assert "| fzmj-train env steps/s (ppo_gpu.yaml) |" in p.stdout  # the summary table
 
 
