@@ -102,6 +102,17 @@ def test_a_stored_preset_name_is_kept(tmp_path):
     assert args.rules == "fuzhou-home"
 
 
+def test_a_value_a_shipped_config_sets_is_kept(tmp_path):
+    # ppo_oracle's teacher, ppo_oracle_phase2's start: package code and data, so the documented
+    # recipes resume with --resume PATH alone; anything else is still refused (above)
+    ckpt = _checkpoint(tmp_path, {"bc_teacher": "oracle:defend", "teacher_coef": 0.1, "bc_decisions": 2000})
+    args, _ = parse_args(["--resume", str(ckpt)])
+    assert args.bc_teacher == "oracle:defend"
+    from fzmj.train.config_checks import shipped_values
+
+    assert shipped_values()["bc_checkpoint"] == ["pretrained:v2"] and shipped_values()["pool_paths"] == []
+
+
 def test_the_command_line_may_give_those_keys_again(tmp_path):
     ckpt = _checkpoint(tmp_path, {"pool_target": "python:evilmod:Evil", "pool_prob": 0.5})
     args, _ = parse_args(["--resume", str(ckpt), "--set", "pool_target=heuristic"])

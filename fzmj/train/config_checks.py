@@ -30,11 +30,12 @@ import torch
 from fzmj.agents.base import AgentSpecError
 from fzmj.agents.ppo_agent import checkpoint_file
 from fzmj_env.checks import MAX_HANDS_PER_GAME, MAX_SEED, MAX_TABLES, physical_memory
+from fzmj_env.cli import read_yaml_file
 from fzmj_env.encode import NUM_CHANNELS, ORACLE_CHANNELS, ORACLE_VERSION, obs_channels
 from fzmj_env.features import HF_NUM_PLANES
 from fzmj_env.rules import available_rules, load_rules
 
-from .config import ConfigError, from_dict, load_config, parse_override
+from .config import CONFIG_DIR, ConfigError, from_dict, load_config, parse_override, shipped_configs
 from .oracle_teacher import ORACLE_TEACHERS
 from .run_dir import RunDirError, check_run_name, resume_run_dir
 from .torch_setup import make_optimizer, pick_device
@@ -354,6 +355,19 @@ def _norm(v):
 
 
 # ---- --resume -----------------------------------------------------------------------------------------
+def shipped_values() -> dict[str, list]:
+    """For each ``COMMAND_LINE_ONLY`` key, the values the shipped configs give it (``oracle:defend``,
+    ``pretrained:v2``, ...): package code and package data, so a stored one is kept on ``--resume``
+    like a preset's name (a run of a shipped recipe resumes with ``--resume PATH`` alone)."""
+    out: dict[str, list] = {key: [] for key in COMMAND_LINE_ONLY}
+    for name in shipped_configs():
+        raw = read_yaml_file(CONFIG_DIR / f"{name}.yaml", "config file", error=ConfigError)
+        for key in COMMAND_LINE_ONLY:
+            if key in raw and raw[key] not in out[key]:
+                out[key].append(raw[key])
+    return out
+
+
 def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, overrides: list[str]):
     """The ``cls`` (``Args``) a resumed run continues with (the rule: module docstring)."""
     if config_file:
@@ -367,8 +381,9 @@ def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, over
         stored = dict(stored)  # runs_dir and run_name stay: checked, then replaced by the checkpoint's folder
         if stored.get("rules") in available_rules():  # a preset's name: no file is read
             defaults["rules"] = stored["rules"]
+        shipped = shipped_values()
         for key in COMMAND_LINE_ONLY:
-            if key in stored and key not in given and stored[key] != defaults[key]:
+            if key in stored and key not in given and stored[key] != defaults[key] and stored[key] not in shipped[key]:
                 raise ConfigError(
                     f"{ckpt_path}: its config sets {key}={stored[key]!r}; a resumed run takes {key} from the "
                     f"command line only (pass --set {key}=... to keep it)"
