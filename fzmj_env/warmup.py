@@ -12,7 +12,7 @@ kernel that path calls, and builds the hand tables if they are missing:
 
     fzmj-warmup                 # the default targets: hand aec vector gym oracle features
     fzmj-warmup gym             # just what gym.make("fzmj/SingleSeat-v0") needs
-    fzmj-warmup --all           # also the multi-threaded VectorEnv kernel
+    fzmj-warmup --all           # also the multi-threaded kernels (VectorEnv step, hand features)
     fzmj-warmup --check         # exit 1 if anything had to compile (is the cache warm?)
 
 Exit codes: 0 done, 1 a target failed (or ``--check`` found a cold cache), 2 bad arguments.
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "targets", nargs="*", metavar="TARGET", help=f"what to warm: {', '.join(TARGETS)} (default: all but threads)"
     )
-    parser.add_argument("--all", action="store_true", help="every target, the multi-threaded VectorEnv included")
+    parser.add_argument("--all", action="store_true", help="every target, the multi-threaded kernels included")
     parser.add_argument("--check", action="store_true", help="exit 1 if any kernel had to compile (the cache was cold)")
     args = parser.parse_args(argv)
     if args.all and args.targets:
