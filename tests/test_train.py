@@ -269,6 +269,21 @@ def test_policy_acts_legally(spec):
         obs, mask, *_ = env.step(a.numpy())
 
 
+def test_the_env_threads_reach_the_host_work():
+    # the rollout's hand features and the pool's heuristic run on the env's threads (a GPU host's
+    # cores; docs/gpu.md), with the same result as one thread
+    import numba
+
+    from fzmj.train.opponents import OpponentPool
+
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    pool = OpponentPool(8, 1.0, 1.0, 0, 1, np.random.default_rng(0), "cpu", threads=threads)
+    assert pool.heuristic.threads == threads
+    obs, _, _ = VectorEnv(256, seed=4).reset()
+    policy = ActorCritic(hidden_sizes=[16], hand_features=True)
+    np.testing.assert_array_equal(policy.prepare_host(obs, threads), policy.prepare_host(obs))
+
+
 def test_pool_games_give_the_learner_its_seats_and_the_opponent_the_rest():
     from fzmj.train.opponents import HEURISTIC, LEARNER, OpponentPool
 
