@@ -197,8 +197,8 @@ def test_buffer_credits_every_reward_of_random_play():
             buf.add(
                 np.arange(B),
                 seat,
-                torch.from_numpy(obs),
-                torch.from_numpy(mask),
+                torch.tensor(obs),  # a copy: the env's buffers are read-only
+                torch.tensor(mask),
                 torch.from_numpy(actions),
                 torch.zeros(B),
                 values,
