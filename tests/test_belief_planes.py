@@ -98,7 +98,7 @@ def test_a_policy_reads_the_belief_of_its_own_observation_and_keeps_it_frozen(tm
     # a PPO-like step changes the policy's weights, never the belief's
     before = {k: v.clone() for k, v in pol.belief.state_dict().items()}
     opt = torch.optim.Adam(pol.parameters(), lr=0.1)
-    _, logp, ent, value = pol.get_action_and_value(x, torch.from_numpy(mask))
+    _, logp, ent, value = pol.get_action_and_value(x, torch.tensor(mask))
     (-(logp.mean() + ent.mean()) + value.pow(2).mean()).backward()
     opt.step()
     assert all(torch.equal(before[k], v) for k, v in pol.belief.state_dict().items())
@@ -108,7 +108,7 @@ def test_a_policy_reads_the_belief_of_its_own_observation_and_keeps_it_frozen(tm
     data = load_checkpoint(path)
     assert data["bp_version"] == "bp1" and data["policy_spec"]["belief_planes"] is True
     back = load_policy(path)
-    assert torch.equal(back.prepare(torch.from_numpy(obs)), pol.prepare(torch.from_numpy(obs)))
+    assert torch.equal(back.prepare(torch.tensor(obs)), pol.prepare(torch.tensor(obs)))
     torch.manual_seed(0)
     a = back.act(obs, mask)
     torch.manual_seed(0)
