@@ -285,8 +285,8 @@ class ActorCritic(nn.Module):
     def act(self, obs: torch.Tensor, mask: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         """One legal action per row: ``obs`` (N, 99, 27) int8, ``mask`` (N, 62) -> LongTensor (N,)."""
         dev = next(self.parameters()).device
-        obs = torch.as_tensor(obs, device=dev)
-        mask = torch.as_tensor(mask, device=dev)
+        obs = torch.as_tensor(_writable(obs), device=dev)
+        mask = torch.as_tensor(_writable(mask), device=dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
         planes = obs.shape[1] if obs.shape[1] in (self.in_planes, self.host_planes, V3_CHANNELS) else self.obs_planes
@@ -294,6 +294,12 @@ class ActorCritic(nn.Module):
         # play time: an oracle-guided actor gets zeros for the oracle planes (its seat's view alone)
         logits = self.masked_logits(self.trunk(self.actor_input(self.prepare(obs), None)), mask)
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
+
+
+def _writable(x):
+    """``x``, or a copy of a read-only numpy array (a ``VectorEnv`` buffer): torch would share it
+    and warn, since a tensor cannot be read-only."""
+    return x.copy() if isinstance(x, np.ndarray) and not x.flags.writeable else x
 
 
 def sample_gumbel(logits: torch.Tensor) -> torch.Tensor:
