@@ -197,9 +197,8 @@ def _swim_instead(o, mk, win_table, counts):
     return -1
 
 
-@njit(
-    cache=True, inline="always"
-)  # compiled into each kernel that calls it (heuristic_kernel[_parallel], defend_kernel)
+# compiled into each kernel that calls it (heuristic_kernel, heuristic_kernel_parallel, defend_kernel)
+@njit(cache=True, inline="always")
 def heuristic_row(st, wt, o, mk, w, counts):
     """The heuristic's decision for one row: observation ``o`` (99, 27), mask ``mk`` (62,); ``w``
     and ``counts`` are scratch (``WS_SIZE`` int64, 27 int8). Returns ``(action, gold, turn)``:

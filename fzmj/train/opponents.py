@@ -123,9 +123,8 @@ class OpponentPool:
                 actions[rows] = self.heuristic.act(obs[rows], mask[rows])
             else:
                 policy = self.frozen[opponent - 1]
-                o = torch.from_numpy(policy.prepare_host(obs[rows], self.threads)).to(
-                    self.device
-                )  # features on the host
+                # features on the host (over the env's threads), one copy to the device
+                o = torch.from_numpy(policy.prepare_host(obs[rows], self.threads)).to(self.device)
                 m = torch.from_numpy(mask[rows]).to(self.device)
                 actions[rows] = policy.act(o, m, deterministic=False).cpu().numpy()
 
