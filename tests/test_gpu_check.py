@@ -103,3 +103,20 @@ def test_fzmj_eval_device(capsys, monkeypatch):
     import torch
 
     assert os.environ["FZMJ_DEVICE"] == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_bench_rollout_host_runs_and_reports_every_thread_count():
+    # the host work of a GPU rollout against the threads (benchmarks/bench_rollout_host.py, docs/gpu.md)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_rollout_host
+    finally:
+        sys.path.pop(0)
+    assert bench_rollout_host.thread_counts(1) == [1] and bench_rollout_host.thread_counts(6) == [1, 2, 4, 6]
+    import numba
+
+    res = bench_rollout_host.measure(
+        rows=256, runs=1, threads=bench_rollout_host.thread_counts(min(2, numba.config.NUMBA_NUM_THREADS))
+    )
+    for row in res.values():
+        assert row[1]["speedup"] == 1.0 and all(r["rows_per_s"] > 0 for r in row.values())
