@@ -186,18 +186,10 @@ def check_train(device: str, sizes: dict, tiny: bool) -> dict:
 
 # ---- 2. inference --------------------------------------------------------------------------------
 def _observations(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` real observations and masks (VectorEnv self-play with the lowest legal actions)."""
-    from fzmj_env import VectorEnv
+    """``n`` real observations and masks (``bench_rollout_host.observations``, beside this file)."""
+    from bench_rollout_host import observations
 
-    tables = min(n, 256)
-    env = VectorEnv(tables, seed=3)
-    obs, mask, _ = env.reset()
-    keep_o, keep_m = [], []
-    while sum(len(o) for o in keep_o) < n:
-        keep_o.append(obs.copy())
-        keep_m.append(mask.copy())
-        obs, mask, *_ = env.step(mask.argmax(1))
-    return np.concatenate(keep_o)[:n], np.concatenate(keep_m)[:n]
+    return observations(n)
 
 
 def _rate(fn, n: int, device: str, min_s: float) -> float:
