@@ -187,6 +187,8 @@ def check_train(device: str, sizes: dict, tiny: bool) -> dict:
 # ---- 2. inference --------------------------------------------------------------------------------
 def _observations(n: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` real observations and masks (``bench_rollout_host.observations``, beside this file)."""
+    if str(ROOT / "benchmarks") not in sys.path:  # imported as a module (the tests), not run as a script
+        sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_rollout_host import observations
 
     return observations(n)
