@@ -224,23 +224,23 @@ def test_policy_act_refuses_wrong_observation_shapes(policies, kind, channels):
     obs = torch.zeros((4, channels, 27), dtype=torch.int8)
     obs[:, :5] = 1
     with pytest.raises(ValueError, match="obs must have shape"):
-        policies[kind].act(obs, torch.from_numpy(mask))
+        policies[kind].act(obs, torch.tensor(mask))
 
 
 def test_policy_act_refuses_bad_values_and_masks(policies):
     obs, mask = _obs_mask()
     p = policies["sparse"]
-    p.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
-    bad = torch.from_numpy(obs).clone()
+    p.act(torch.tensor(obs), torch.tensor(mask), deterministic=True)
+    bad = torch.tensor(obs).clone()
     bad[0, 0, 0] = 3
     with pytest.raises(ValueError, match="only 0 and 1"):
-        p.act(bad, torch.from_numpy(mask))
+        p.act(bad, torch.tensor(mask))
     with pytest.raises(ValueError, match="dtype"):
-        p.act(torch.from_numpy(obs).float(), torch.from_numpy(mask))
-    m = torch.from_numpy(mask).clone()
+        p.act(torch.tensor(obs).float(), torch.tensor(mask))
+    m = torch.tensor(mask).clone()
     m[1] = 0
     with pytest.raises(ValueError, match="no legal action"):
-        p.act(torch.from_numpy(obs), m)
+        p.act(torch.tensor(obs), m)
 
 
 @pytest.mark.parametrize("mode", ["sparse", "dense"])

@@ -311,7 +311,7 @@ def test_every_shipped_pretrained_plays_from_its_seat_alone(version):
         if net.oracle_guide:
             oracle = torch.from_numpy(np.stack([_oracle(game, seat), _oracle(world, seat)]))
             zeros = torch.zeros_like(oracle)
-            o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+            o, m = torch.tensor(obs), torch.tensor(mask)
             assert torch.equal(net.log_probs(o, m), net.log_probs(o, m, zeros))
         checked += 1
     assert checked >= 10

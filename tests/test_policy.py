@@ -69,8 +69,8 @@ def test_hand_feature_policy_takes_base_or_prepared_observations(tmp_path):
     data = load_checkpoint(path)
     assert data["hf_version"] == "hf1" and data["obs_planes"] == NUM_CHANNELS
     loaded = load_policy(path)
-    a1 = loaded.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
-    a2 = loaded.act(torch.from_numpy(with_hand_features(obs)), torch.from_numpy(mask), deterministic=True)
+    a1 = loaded.act(torch.tensor(obs), torch.tensor(mask), deterministic=True)
+    a2 = loaded.act(torch.from_numpy(with_hand_features(obs)), torch.tensor(mask), deterministic=True)
     assert torch.equal(a1, a2) and mask[np.arange(16), a1.numpy()].all()
     with pytest.raises(ValueError, match=r"obs must have shape \(N, 99, 27\)"):
         loaded.act(torch.zeros(1, NUM_CHANNELS + HF_NUM_PLANES + 1, 27, dtype=torch.int8), torch.from_numpy(mask[:1]))

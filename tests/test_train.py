@@ -260,11 +260,11 @@ def test_policy_acts_legally(spec):
     policy = ActorCritic(**spec)
     for _ in range(20):
         for det in (True, False):
-            a = policy.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=det)
+            a = policy.act(torch.tensor(obs), torch.tensor(mask), deterministic=det)
             assert a.dtype == torch.long and a.shape == (16,)
             assert (mask[np.arange(16), a.numpy()] == 1).all()
         oracle = torch.from_numpy(env._oracle) if spec.get("oracle_critic") else None
-        _, logp, ent, value = policy.get_action_and_value(torch.from_numpy(obs), torch.from_numpy(mask), oracle=oracle)
+        _, logp, ent, value = policy.get_action_and_value(torch.tensor(obs), torch.tensor(mask), oracle=oracle)
         assert torch.isfinite(logp).all() and torch.isfinite(ent).all() and value.shape == (16,)
         obs, mask, *_ = env.step(a.numpy())
 
@@ -350,7 +350,7 @@ def test_smoke_run_logs_the_tags_and_saves_a_playable_checkpoint(smoke_run, tmp_
     policy = load_policy(ckpt)
     env = VectorEnv(8, seed=1)
     obs, mask, _ = env.reset()
-    a = policy.act(torch.from_numpy(obs), torch.from_numpy(mask), deterministic=True)
+    a = policy.act(torch.tensor(obs), torch.tensor(mask), deterministic=True)
     assert (mask[np.arange(8), a.numpy()] == 1).all()
 
     from fzmj.agents.evaluate import main as fzmj_eval
