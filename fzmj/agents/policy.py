@@ -285,8 +285,8 @@ class ActorCritic(nn.Module):
     def act(self, obs: torch.Tensor, mask: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         """One legal action per row: ``obs`` (N, 99, 27) int8, ``mask`` (N, 62) -> LongTensor (N,)."""
         dev = next(self.parameters()).device
-        obs = torch.as_tensor(_writable(obs), device=dev)
-        mask = torch.as_tensor(_writable(mask), device=dev)
+        obs = to_tensor(obs, dev)
+        mask = to_tensor(mask, dev)
         if obs.dim() == 2:
             obs, mask = obs.unsqueeze(0), mask.reshape(1, -1)
         planes = obs.shape[1] if obs.shape[1] in (self.in_planes, self.host_planes, V3_CHANNELS) else self.obs_planes
@@ -296,10 +296,13 @@ class ActorCritic(nn.Module):
         return logits.argmax(-1) if deterministic else sample_gumbel(logits)
 
 
-def _writable(x):
-    """``x``, or a copy of a read-only numpy array (a ``VectorEnv`` buffer): torch would share it
-    and warn, since a tensor cannot be read-only."""
-    return x.copy() if isinstance(x, np.ndarray) and not x.flags.writeable else x
+def to_tensor(x, device=None) -> torch.Tensor:
+    """``x`` (a numpy array or a tensor) as a tensor on ``device``; a read-only numpy array (a
+    ``VectorEnv`` buffer) is copied first: torch would share it and warn, since a tensor cannot
+    be read-only. The one place that rule lives (the trainer's rollout and ``ppo:`` agents use it)."""
+    if isinstance(x, np.ndarray) and not x.flags.writeable:
+        x = x.copy()
+    return torch.as_tensor(x, device=device)
 
 
 def sample_gumbel(logits: torch.Tensor) -> torch.Tensor:

@@ -49,14 +49,6 @@ def resolve_device(name: str | None = None) -> str:
     return name
 
 
-def _tensor(x: np.ndarray, device):
-    """``x`` as a tensor on ``device``; a read-only array (a ``VectorEnv``'s buffers) is copied
-    first, since a torch tensor cannot be read-only (torch would warn)."""
-    import torch
-
-    return torch.from_numpy(x if x.flags.writeable else x.copy()).to(device)
-
-
 def pretrained_path(version: str | None = None) -> Path:
     """The shipped checkpoint behind ``pretrained`` (``version`` None: the newest) or
     ``pretrained:VERSION`` (``docs/pretrained.md``); one-line :class:`AgentSpecError` for an
@@ -125,11 +117,13 @@ class PPOAgent(Agent):
     def act(self, obs, mask) -> np.ndarray:
         import torch
 
+        from .policy import to_tensor
+
         obs, mask = as_batch(obs, mask, channels=self.channels)
         with torch.no_grad():
             a = self.policy.act(
-                _tensor(obs, self.device),
-                _tensor(mask, self.device),
+                to_tensor(obs, self.device),
+                to_tensor(mask, self.device),
                 deterministic=self.deterministic,
             )
         return np.asarray(a.cpu().numpy() if hasattr(a, "cpu") else a, dtype=np.int64).reshape(-1)
@@ -139,6 +133,8 @@ class PPOAgent(Agent):
         actions) and the critic's value estimate (None when the critic needs oracle planes)."""
         import torch
 
+        from .policy import to_tensor
+
         obs, mask = as_batch(obs, mask, channels=self.channels)
         pol = self.policy
         if not (hasattr(pol, "trunk") and hasattr(pol, "masked_logits")):  # a foreign module: its choice only
@@ -146,9 +142,9 @@ class PPOAgent(Agent):
             probs[np.arange(len(mask)), self.act(obs, mask)] = 1.0
             return probs, None
         with torch.no_grad():
-            x = pol.prepare(_tensor(obs, self.device))
+            x = pol.prepare(to_tensor(obs, self.device))
             hidden = pol.trunk(pol.actor_input(x, None))  # an oracle-guided actor plays on zeros
-            probs = torch.softmax(pol.masked_logits(hidden, _tensor(mask, self.device)), dim=-1)
+            probs = torch.softmax(pol.masked_logits(hidden, to_tensor(mask, self.device)), dim=-1)
             value = None if getattr(pol, "oracle_critic", False) else pol.value_from(hidden, x, None)
         probs = probs.cpu().numpy().astype(np.float32) * (mask != 0)
         return probs, None if value is None else value.cpu().numpy().astype(np.float32)

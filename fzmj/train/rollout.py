@@ -12,15 +12,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fzmj.agents.policy import to_tensor
+
 from .advantages import GAE
 from .metrics import HandStats
 from .opponents import LEARNER, NoOpponents, OpponentPool
 from .selfplay_buffer import SelfPlayBuffer
-
-
-def _tensor(a: np.ndarray) -> torch.Tensor:
-    """A tensor of ``a``; a copy when ``a`` is read-only (a ``VectorEnv`` buffer: torch wants to own it)."""
-    return torch.from_numpy(a if a.flags.writeable else a.copy())
 
 
 class Rollout:
@@ -77,8 +74,8 @@ class Rollout:
         every = len(rows) == len(self.all_tables)  # all tables are the learner's: no gather needed
         if len(rows):
             # the network's input is made on the host (hand features in Numba) and sent once
-            obs_d = _tensor(agent.prepare_host(obs if every else obs[rows], self.env.num_threads)).to(self.device)
-            mask_d = _tensor(mask if every else mask[rows]).to(self.device)
+            obs_d = to_tensor(agent.prepare_host(obs if every else obs[rows], self.env.num_threads), self.device)
+            mask_d = to_tensor(mask if every else mask[rows], self.device)
             oracle_d = torch.from_numpy(self.oracle[rows]).to(self.device) if self.oracle is not None else None
             keep = guide = None
             if agent.oracle_guide:  # each decision's oracle planes reach the actor with chance guide_keep
