@@ -138,6 +138,21 @@ def _update_times(runs_dir: Path) -> list[dict]:
     ]
 
 
+def _train(config: str, device: str, sets: list[str], runs_dir: str) -> tuple[float, str | None]:
+    """``fzmj-train --config CONFIG --device DEVICE --set ...`` in a subprocess from this checkout,
+    its run folder under ``runs_dir``: (wall seconds, None) or (wall seconds, one error line)."""
+    cmd = [sys.executable, "-m", "fzmj.train.ppo_selfplay", "--config", config, "--device", device]
+    cmd += sum((["--set", s] for s in [*sets, f"runs_dir={runs_dir}"]), [])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+        return wall, f"fzmj-train exited {p.returncode}: {' | '.join(tail)}"
+    return wall, None
+
+
 def check_train(device: str, sizes: dict, tiny: bool) -> dict:
     args = config_args(tiny)
     steps = sizes["train_steps"]
@@ -153,15 +168,9 @@ def check_train(device: str, sizes: dict, tiny: bool) -> dict:
         *(TINY_TRAIN if tiny else []),
     ]
     with tempfile.TemporaryDirectory(prefix="fzmj-gpu-check-") as tmp:
-        cmd = [sys.executable, "-m", "fzmj.train.ppo_selfplay", "--config", str(CONFIG), "--device", device]
-        cmd += sum((["--set", s] for s in [*sets, f"runs_dir={tmp}"]), [])
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        if p.returncode != 0:
-            tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
-            return {"error": f"fzmj-train exited {p.returncode}: {' | '.join(tail)}"}
+        wall, error = _train(str(CONFIG), device, sets, tmp)
+        if error:
+            return {"error": error}
         updates = _update_times(Path(tmp))
     if not updates:
         return {"error": "fzmj-train wrote no perf/rollout_seconds charts"}
@@ -208,15 +217,14 @@ def _rate(fn, n: int, device: str, min_s: float) -> float:
 
 
 def check_inference(device: str, tiny: bool) -> dict:
-    import numba
     import torch
 
-    from fzmj.train.run_setup import make_network
+    from fzmj.train.run_setup import env_threads_of, make_network
 
     args = config_args(tiny)
     torch.manual_seed(0)
     net = make_network(args, torch.device(device)).eval()
-    threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+    threads = env_threads_of(args)  # the trainer's own count (one process)
     steps = 4 if tiny else args.num_steps
     batches = {"rollout step": args.num_tables, "update minibatch": args.num_tables * steps // args.num_minibatches}
     out = {}
@@ -312,19 +320,14 @@ def check_recipes(device: str, sizes: dict) -> dict:
     from fzmj.agents.ppo_agent import PPOAgent
 
     out = {}
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     for label in list(RECIPES) if sizes["recipes"] == "all" else sizes["recipes"]:
         config, sets = RECIPES[label]
         with tempfile.TemporaryDirectory(prefix="fzmj-gpu-recipe-") as tmp:
-            cmd = [sys.executable, "-m", "fzmj.train.ppo_selfplay", "--config", config, "--device", device]
-            cmd += sum((["--set", s] for s in [*RECIPE_SIZES, *sets, f"runs_dir={tmp}"]), [])
-            t0 = time.perf_counter()
-            p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-            row = {"train_s": round(time.perf_counter() - t0, 1)}
+            wall, error = _train(config, device, [*RECIPE_SIZES, *sets], tmp)
+            row = {"train_s": round(wall, 1)}
             ckpts = sorted(Path(tmp).rglob("latest.pt"))
-            if p.returncode != 0 or not ckpts:
-                tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
-                row["error"] = f"fzmj-train exited {p.returncode}: {' | '.join(tail)}"
+            if error or not ckpts:
+                row["error"] = error or "fzmj-train wrote no checkpoints/latest.pt"
             else:
                 t0 = time.perf_counter()
                 agent = PPOAgent(str(ckpts[0]), device=device, name=label)

@@ -104,6 +104,12 @@ def write_config(writer, args, global_step: int) -> None:
     )
 
 
+def env_threads_of(args) -> int:
+    """The Numba threads of one process's env: ``env_threads`` (0: every thread Numba may use),
+    at most Numba's count (several ranks on a machine then share them: ``Ranks.share_cores``)."""
+    return min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
+
+
 def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
     """Build a run in ``run_dir`` (created, locked and checked writable by ``main``)."""
     ckpt_dir = run_dir / "checkpoints"
@@ -124,8 +130,7 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
 
     # a resumed run plays new games: the env seed moves on with the update number; each rank its own tables
     env_seed = ranks.rank_seed((args.seed * 1_000_003 + start_update - 1) % 2**63)
-    env_threads = min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
-    env_threads = ranks.share_cores(args.torch_threads, args.env_threads, env_threads)
+    env_threads = ranks.share_cores(args.torch_threads, args.env_threads, env_threads_of(args))
     advantages = make_advantages(args, env_seed)
     env = make_env(args, env_seed, env_threads, advantages.auto_reset)
 
