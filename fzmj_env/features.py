@@ -679,9 +679,10 @@ def parallel_chunks(rows: int, threads: int) -> int:
     """How many threads a batch of ``rows`` gets: ``threads``, fewer for a small batch, 1 for
     none. Sets Numba's thread count when above 1. ``threads`` beyond
     ``numba.config.NUMBA_NUM_THREADS`` is a ``ValueError`` (callers take it from ``VectorEnv.num_threads``)."""
-    if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+    whole = isinstance(threads, (int, np.integer)) and not isinstance(threads, bool)
+    if not whole or not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
         raise ValueError(
-            f"threads={threads}: must be 1 .. {numba.config.NUMBA_NUM_THREADS} (the threads Numba can use here)"
+            f"threads={threads!r}: must be an integer 1 .. {numba.config.NUMBA_NUM_THREADS} (the threads Numba can use here)"
         )
     n = min(int(threads), rows // PARALLEL_MIN_ROWS)
     if n > 1:

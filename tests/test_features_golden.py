@@ -85,7 +85,7 @@ def test_threads_out_of_range_is_one_clear_error():
     import numba
 
     obs = np.zeros((4, 99, 27), np.int8)
-    for bad in (0, numba.config.NUMBA_NUM_THREADS + 1):
+    for bad in (0, numba.config.NUMBA_NUM_THREADS + 1, 1.5, "2", True, None):
         with pytest.raises(ValueError, match="threads="):
             with_hand_features(obs, threads=bad)
         with pytest.raises(ValueError, match="threads="):

@@ -120,3 +120,17 @@ def test_bench_rollout_host_runs_and_reports_every_thread_count():
     )
     for row in res.values():
         assert row[1]["speedup"] == 1.0 and all(r["rows_per_s"] > 0 for r in row.values())
+
+
+@pytest.mark.parametrize("argv", [["--rows", "0"], ["--runs", "0"], ["--rows", "many"]])
+def test_bench_rollout_host_refuses_bad_sizes_in_one_line(argv, capsys):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_rollout_host
+    finally:
+        sys.path.pop(0)
+    with pytest.raises(SystemExit) as e:
+        bench_rollout_host.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert [line for line in err if "error:" in line] == [err[-1]]  # argparse's usage, then one error line
