@@ -10,8 +10,9 @@ what the table hides").
         -o docs/results/oracle_curves.png
 
 ``--ablation FILE`` adds the curves of ``oracle_ablation.py --json FILE`` (checkpoints of a run,
-each played on the ablation's unused seeds; pooled over the seeds, so many more hands a point):
-one line per run name prefix before ``@`` (``guide@44M=...``), the rows against ``heuristic``;
+each played on the ablation's seeds; pooled over the seeds, so many more hands a point): one line
+per run name prefix before ``@`` (``guide@44M=...``), labelled with its seeds, the rows against
+``heuristic``;
 an agent spec that is no checkpoint (``pretrained``) is drawn as a dashed level.
 """
 
@@ -98,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         for path in a.ablation:
             more, lv = read_ablation(path)
             levels.update(lv)
+            seeds = "/".join(str(seed) for seed in dict.fromkeys(r["seed"] for r in json.loads(path.read_text())))
             for name, rows in more.items():
-                curves[f"{name} (unused seeds)"] = rows
+                curves[f"{name} (seeds {seeds})"] = rows
     except (FileNotFoundError, ValueError, KeyError) as e:
         print(f"oracle_curves: {e}", file=sys.stderr)
         return 2

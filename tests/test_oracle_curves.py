@@ -1,5 +1,5 @@
 """``benchmarks/oracle_curves.py --ablation``: checkpoints of a run played on the ablation's
-unused seeds become one curve, pooled over the seeds; other specs become levels."""
+seeds become one curve, labelled with them, pooled over the seeds; other specs become levels."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_ablation_rows_become_a_pooled_curve_and_levels(tmp_path):
     lines = [line for line in out.splitlines() if "hands)" in line]
     # pooled: the seeds' mean, half-widths in quadrature / 2 = sqrt(0.36 + 0.64) / 2 = 0.5
     assert (
-        lines[0].split()[:2] == ["guide", "(unused"]
+        lines[0].split()[:3] == ["guide", "(seeds", "1/2)"]
         and "4,000,000 steps  -0.50 [-1.00, +0.00]  (8000 hands)" in lines[0]
     )
     assert "8,000,000 steps  +0.50 [+0.00, +1.00]" in lines[1]
