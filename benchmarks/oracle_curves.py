@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in a.ablation:
             more, lv = read_ablation(path)
             levels.update(lv)
-            seeds = "/".join(str(seed) for seed in dict.fromkeys(r["seed"] for r in json.loads(path.read_text())))
+            seeds = "/".join(str(seed) for seed in sorted({r["seed"] for r in json.loads(path.read_text())}))
             for name, rows in more.items():
                 curves[f"{name} (seeds {seeds})"] = rows
     except (FileNotFoundError, ValueError, KeyError) as e:
