@@ -34,6 +34,7 @@ OUR_TAGS = [
     "charts/mean_hand_score",
     "charts/win_rate",
     "charts/deal_in_rate",
+    "charts/SPS_window",
     "eval/score_vs_random",
     "eval/score_vs_heuristic",
 ]

@@ -57,6 +57,9 @@ class Logger:
         self.stats, self.ranks = stats, ranks
         self.start_time, self.start_step = time.time(), start_step
         self.sps = 0
+        # The console's rate is the last window's, so a slowdown (another job, an evaluation) shows
+        # at once; charts/SPS stays CleanRL's average since the process started.
+        self.window_time, self.window_step = self.start_time, start_step
 
     def scalars(self, global_step: int, lr: float, teacher_coef: float, result, times: dict) -> None:
         """The update's charts, losses and timings (``result``: :class:`fzmj.train.update.UpdateResult`)."""
@@ -85,8 +88,12 @@ class Logger:
             return
         self.ranks.sum_counters(self.stats)  # the hands of all ranks
         hs = self.stats.summary()
+        now = time.time()
+        window_sps = int((global_step - self.window_step) / max(now - self.window_time, 1e-9))
+        self.window_time, self.window_step = now, global_step
+        self.writer.add_scalar("charts/SPS_window", window_sps, global_step)
         line = (
-            f"update {update}/{self.num_updates} | step {global_step:,} | SPS {self.sps:,} "
+            f"update {update}/{self.num_updates} | step {global_step:,} | SPS {window_sps:,} "
             f"({times['rollout']:.1f}s + {times['update']:.1f}s)"
         )
         if hs is not None:
