@@ -12,7 +12,8 @@ kernel that path calls, and builds the hand tables if they are missing:
 
     fzmj-warmup                 # the default targets: hand aec vector gym oracle features
     fzmj-warmup gym             # just what gym.make("fzmj/SingleSeat-v0") needs
-    fzmj-warmup --all           # also the multi-threaded kernels (VectorEnv step, hand features)
+    fzmj-warmup --all           # also the multi-threaded kernels (VectorEnv step, hand features,
+                                #   the heuristic's batch kernel)
     fzmj-warmup --check         # exit 1 if anything had to compile (is the cache warm?)
 
 Exit codes: 0 done, 1 a target failed (or ``--check`` found a cold cache), 2 bad arguments.
@@ -84,7 +85,8 @@ def _warm_gym() -> None:
 
 def _warm_threads() -> None:
     """The multi-threaded kernels (``num_threads=2``): the VectorEnv step, and the hand-feature
-    planes split over the env's threads (the trainer's rollout)."""
+    planes split over the env's threads (the trainer's rollout); the heuristic's threaded kernel
+    comes from ``fzmj.agents`` (``_warmers_above``)."""
     from .features import PARALLEL_MIN_ROWS, with_hand_features
     from .vector import VectorEnv
 
@@ -130,6 +132,15 @@ TARGETS = {
 DEFAULT_TARGETS = ("hand", "aec", "vector", "gym", "oracle", "features")
 
 
+def _warmers_above(target: str) -> list:
+    """The warm-up functions the packages above this layer register for ``target`` (the
+    ``fzmj.warmup`` entry points of the installed distribution: ``threads`` adds the heuristic's
+    threaded kernel in ``fzmj.agents``), found by name so that this layer never imports them."""
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in entry_points(group="fzmj.warmup") if ep.name == target]
+
+
 class _CompileCounter:
     """Counts (and times) the kernel versions of our packages that actually compile."""
 
@@ -172,6 +183,8 @@ def warmup(targets=DEFAULT_TARGETS, out=None) -> list[dict]:
         for name in targets:
             before, t0 = counter.count, time.perf_counter()
             TARGETS[name]()
+            for warm_above in _warmers_above(name):
+                warm_above()
             rows.append({"target": name, "seconds": time.perf_counter() - t0, "compiled": counter.count - before})
             if out is not None:
                 r = rows[-1]

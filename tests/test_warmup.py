@@ -137,3 +137,15 @@ def test_the_oracle_compiles_only_where_asked_for():
     _oracle_only(buf, on)
     ir = {sig[1].mutable: _oracle_only.inspect_llvm(sig) for sig in _oracle_only.signatures}
     assert "oracle_v2" not in ir[False] and "oracle_v2" in ir[True]
+
+
+def test_threads_target_reaches_the_heuristics_threaded_kernel():
+    """``fzmj-warmup threads`` also warms ``fzmj.agents``' threaded heuristic kernel, through the
+    ``fzmj.warmup`` entry point (fzmj_env never imports fzmj.agents: docs/layers.md)."""
+    code = (
+        "from fzmj_env import warmup; warmup.warmup(['threads']); "
+        "from fzmj.agents.heuristic import heuristic_kernel_parallel as k; print(len(k.signatures))"
+    )
+    env = {**os.environ, "NUMBA_NUM_THREADS": "2"}
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(res.stdout.split()[-1]) >= 1  # compiled, or loaded from the cache: either way reached

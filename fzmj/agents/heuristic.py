@@ -68,6 +68,7 @@ from fzmj_env.features import (  # the shanten / acceptance / claim kernels, sha
     CLAIM_CHI_LOW,
     CLAIM_KONG,
     CLAIM_PENG,
+    PARALLEL_MIN_ROWS,
     WS_HAND,
     WS_RESULT,
     WS_SIZE,
@@ -282,6 +283,15 @@ class HeuristicAgent(Agent):
         self.__dict__.update(d)
         self._st = get_shanten_table()
         self._wt = get_win_table()
+
+
+def warm_threads() -> None:
+    """``fzmj-warmup threads`` (the ``fzmj.warmup`` entry point in pyproject.toml): compile the
+    threaded batch kernel, which the trainer's opponents use on a many-core host."""
+    from fzmj_env.vector import VectorEnv
+
+    obs, mask, _ = VectorEnv(2 * PARALLEL_MIN_ROWS, seed=0).reset()
+    HeuristicAgent(threads=2).act(obs, mask)
 
 
 # ==== Patient-style variants (``heuristic:patient[:goal=...]``) ===================================
