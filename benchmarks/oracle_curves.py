@@ -39,12 +39,14 @@ def read_curve(run: Path) -> list[dict]:
     return [rows[k] for k in sorted(rows)]
 
 
-def read_ablation(path: Path) -> tuple[dict[str, list[dict]], dict[str, dict]]:
-    """``(curves, levels)`` of an ``oracle_ablation.py --json`` file, against ``heuristic`` and
-    pooled over its seeds: checkpoints grouped by the name before ``@``, other specs as levels."""
+def read_ablation(path: Path) -> tuple[dict[str, list[dict]], dict[str, dict], list[int]]:
+    """``(curves, levels, seeds)`` of an ``oracle_ablation.py --json`` file, against ``heuristic``
+    and pooled over its seeds: checkpoints grouped by the name before ``@``, other specs as
+    levels; the wall seeds in order."""
     from oracle_ablation import pooled
 
-    rows = [r for r in json.loads(path.read_text()) if r["ref"] == "heuristic"]
+    every = json.loads(path.read_text())
+    rows = [r for r in every if r["ref"] == "heuristic"]
     curves: dict[str, list[dict]] = {}
     levels: dict[str, dict] = {}
     for name in dict.fromkeys(r["run"] for r in rows):
@@ -55,7 +57,8 @@ def read_ablation(path: Path) -> tuple[dict[str, list[dict]], dict[str, dict]]:
             curves.setdefault(name.partition("@")[0], []).append({**point, "global_step": mine[0]["global_step"]})
         else:
             levels[name] = point
-    return {k: sorted(v, key=lambda r: r["global_step"]) for k, v in curves.items()}, levels
+    curves = {k: sorted(v, key=lambda r: r["global_step"]) for k, v in curves.items()}
+    return curves, levels, sorted({r["seed"] for r in every})
 
 
 def draw(curves: dict[str, list[dict]], out: Path, levels: dict[str, dict] | None = None) -> None:
@@ -97,9 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         curves = {(f"{run.name} (trainer's walls)" if a.ablation else run.name): read_curve(run) for run in a.runs}
         for path in a.ablation:
-            more, lv = read_ablation(path)
+            more, lv, seeds = read_ablation(path)
             levels.update(lv)
-            seeds = "/".join(str(seed) for seed in sorted({r["seed"] for r in json.loads(path.read_text())}))
+            seeds = "/".join(map(str, seeds))
             for name, rows in more.items():
                 curves[f"{name} (seeds {seeds})"] = rows
     except (FileNotFoundError, ValueError, KeyError) as e:
