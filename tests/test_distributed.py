@@ -321,6 +321,14 @@ def test_two_ranks_log_once_and_count_the_steps_of_both(two_ranks):
     assert out.count("done: 3,072 steps") == 1
 
 
+def test_leaving_the_group_ends_gloos_threads(two_ranks):
+    """destroy_process_group must free the group: gloo's threads left running into the
+    interpreter's exit sometimes aborted a finished run (SIGABRT, exit -6, on a loaded CI)."""
+    for r in range(2):
+        threads = (two_ranks["dump"] / f"rank{r}.threads").read_text().split()
+        assert threads and not [t for t in threads if "gloo" in t], threads
+
+
 def test_two_rank_checkpoint_loads_as_ppo_path(two_ranks):
     from fzmj.agents import make_agent
     from fzmj_env.vector import VectorEnv

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import importlib
 import os
 import signal
 import subprocess
@@ -145,6 +146,12 @@ def setup(args) -> None:
         torch.cuda.set_device(local_rank)
         _device = torch.device("cuda", local_rank)
     _timeout_s = float(args.dist_timeout)
+    # torch.optim's first optimizer imports torch._dynamo, and an import made while a group exists
+    # keeps references to it: destroy_process_group then leaves gloo's threads running into the
+    # interpreter's exit, where they sometimes abort the process ("terminate called without an
+    # active exception") after the run has finished. Imported before the group, nothing holds it.
+    importlib.import_module("torch._dynamo")
+
     dist.init_process_group(backend="nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=_timeout_s))
     if not is_main():
         # one console: rank 0's (the others' errors and warnings still reach stderr)
@@ -380,9 +387,20 @@ def finish(agent: torch.nn.Module, optimizer: torch.optim.Optimizer, pool=None) 
     if not enabled():
         return
     check_in_sync([agent, *snapshots])
+    rank_at_finish = rank()
     print(f"distributed: all {world_size()} ranks finished with identical weights", flush=True)
     barrier()
     dist.destroy_process_group()
+    if dump:  # tests: the threads left once the group is gone (gloo's must have ended)
+        (Path(dump) / f"rank{rank_at_finish}.threads").write_text("\n".join(_native_threads()))
+
+
+def _native_threads() -> list[str]:
+    """The names of this process's threads (Linux's /proc; empty elsewhere)."""
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        return []
+    return sorted((t / "comm").read_text().strip() for t in tasks.iterdir())
 
 
 def barrier() -> None:
