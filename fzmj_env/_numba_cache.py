@@ -78,20 +78,24 @@ def source_fingerprint(folders: list[Path]) -> str:
 def numba_cache_dirs(package_dir: str | Path) -> list[Path]:
     """The folders where Numba, in this process, keeps the cache files of the kernels defined
     under ``package_dir`` (one per source folder), found by Numba's own cache locators."""
+    found = (numba_cache_dir(folder) for folder in sorted({p.parent for p in _sources(Path(package_dir))}))
+    return [d for d in found if d is not None]
+
+
+def numba_cache_dir(folder: str | Path) -> Path | None:
+    """Where Numba keeps the cache of kernels defined in ``folder``'s modules (None: nowhere
+    writable, so it caches nothing)."""
     from numba.core.caching import CompileResultCacheImpl
 
-    out = []
-    for folder in sorted({p.parent for p in _sources(Path(package_dir))}):
-        probe = next(iter(sorted(folder.glob("*.py"))))
-        # a function "defined" in that folder: Numba locates its cache as for our kernels
-        namespace: dict = {}
-        exec(compile("def _probe():\n    pass\n", str(probe), "exec"), namespace)
-        try:
-            locator = CompileResultCacheImpl(namespace["_probe"])._locator
-        except RuntimeError:  # no usable location (nothing writable): Numba caches nothing there
-            continue
-        out.append(Path(locator.get_cache_path()))
-    return out
+    probe = next(iter(sorted(Path(folder).glob("*.py"))))
+    # a function "defined" in that folder: Numba locates its cache as for our kernels
+    namespace: dict = {}
+    exec(compile("def _probe():\n    pass\n", str(probe), "exec"), namespace)
+    try:
+        locator = CompileResultCacheImpl(namespace["_probe"])._locator
+    except RuntimeError:  # no usable location (nothing writable): Numba caches nothing there
+        return None
+    return Path(locator.get_cache_path())
 
 
 def clear_stale_cache(package_dir: str | Path, depends_on: tuple[str | Path, ...] = ()) -> bool:

@@ -21,6 +21,7 @@ Exit codes: 0 done, 1 a target failed (or ``--check`` found a cold cache), 2 bad
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -141,6 +142,14 @@ def _warmers_above(target: str) -> list:
     return [ep.load() for ep in entry_points(group="fzmj.warmup") if ep.name == target]
 
 
+def _dirs_above(targets: list[str]) -> set[str]:
+    """The Numba cache folders of the modules whose warm-up functions ``targets`` reach above
+    this layer (``threads``: the heuristic's, under ``fzmj/agents``)."""
+    folders = {Path(inspect.getfile(fn)).resolve().parent for t in targets for fn in _warmers_above(t)}
+    found = (_numba_cache.numba_cache_dir(f) for f in folders)
+    return {str(d) for d in found if d is not None}
+
+
 class _CompileCounter:
     """Counts (and times) the kernel versions of our packages that actually compile."""
 
@@ -212,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [t for t in targets if t not in TARGETS]
     if bad:
         parser.error(f"unknown target {bad[0]!r} (choose from {', '.join(TARGETS)})")
-    dirs = sorted({str(d) for d in _numba_cache.numba_cache_dirs(Path(__file__).resolve().parent)})
+    dirs = sorted(
+        {str(d) for d in _numba_cache.numba_cache_dirs(Path(__file__).resolve().parent)} | _dirs_above(targets)
+    )
     print(f"fzmj-warmup: Numba cache in {', '.join(dirs) or '(none: nothing writable, kernels will not be cached)'}")
     t0 = time.perf_counter()
     try:

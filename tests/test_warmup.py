@@ -65,6 +65,14 @@ def test_cache_dirs_follow_numba_cache_dir(tmp_path, monkeypatch):
     assert {d.name.rsplit("_", 1)[0] for d in dirs} >= {"fzmj_env", "core"}
 
 
+def test_header_names_the_cache_of_kernels_warmed_above_fzmj_env(tmp_path, monkeypatch):
+    """``threads`` warms the heuristic's kernel (fzmj/agents): its cache folder is named too."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "shared"))
+    (agents,) = warmup._dirs_above(["threads"])
+    assert Path(agents).parent == tmp_path / "shared" and Path(agents).name.startswith("agents_")
+    assert warmup._dirs_above(["hand", "features"]) == set()
+
+
 def test_cache_guard_clears_a_stale_numba_cache_dir(tmp_path, monkeypatch):
     """With NUMBA_CACHE_DIR set, the guard checks the cache files there, not in __pycache__."""
     pkg = tmp_path / "pkg"
