@@ -401,7 +401,9 @@ def test_fzmj_play_review_and_single_seat_seeds_give_nothing_away():
     from fzmj.web.review import review_record
 
     cheat = SeedCheat()
-    rec = play_agents([cheat, "heuristic", "heuristic", "heuristic"], seed=secrets.randbits(64))
+    while cheat.recovered == "not tried":  # about 1 hand in 70 ends before seat 0 decides (rob gold)
+        cheat = SeedCheat()
+        rec = play_agents([cheat, "heuristic", "heuristic", "heuristic"], seed=secrets.randbits(64))
     assert cheat.recovered is None
     old = (rec["seed"] * 4) % 2**64  # the old derivation: seed * 4 + seat
     assert cheat.seeds[0] != old
