@@ -6,7 +6,7 @@ The build needs the ``docs`` extra (``pip install -e ".[docs]"``); the browser i
 install``). Without either the tests skip and say why, as in the wheel's venv; ``.ci/run`` installs
 both. The site is served over HTTP from a thread (the search runs in a web worker, which a
 ``file://`` page may not start). Screenshots go to ``tests/output/docs/`` (``FZMJ_TEST_OUTPUT``
-overrides the folder).
+overrides the folder). ``.ci/run`` builds the site once in strict mode and points ``FZMJ_DOCS_SITE`` at it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,11 @@ def _build(config: Path, site: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The whole site, built in strict mode into a temporary folder."""
+    """The whole site, built in strict mode into a temporary folder; or the one ``.ci/run`` has just
+    built in strict mode from this checkout (``FZMJ_DOCS_SITE``), so CI builds it once."""
+    built = os.environ.get("FZMJ_DOCS_SITE")
+    if built and (Path(built) / "index.html").is_file():
+        return Path(built)
     out = tmp_path_factory.mktemp("site")
     done = _build(ROOT / "mkdocs.yml", out)
     assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
