@@ -69,7 +69,8 @@ def _small_site(tmp_path: Path, page: str) -> Path:
     (docs / "api" / "page.md").write_text(page, encoding="utf-8")
     cfg.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"))
     cfg.pop("nav")
-    cfg["plugins"][1]["mkdocstrings"]["handlers"]["python"]["paths"] = [str(ROOT)]
+    (plugin,) = [p["mkdocstrings"] for p in cfg["plugins"] if isinstance(p, dict) and "mkdocstrings" in p]
+    plugin["handlers"]["python"]["paths"] = [str(ROOT)]  # the package, read from the checkout
     path = tmp_path / "mkdocs.yml"
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     return path
