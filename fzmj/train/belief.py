@@ -253,7 +253,7 @@ def train(
 ) -> dict:
     """One run (module docstring); returns the last held-out metrics. On ``resume`` the run's own
     settings are used, except ``epochs`` when given (to train a finished run further). ``sets``:
-    ``(train, val)`` data already made (``benchmarks/belief_curve.py``: nested subsets of one
+    ``(train, val)`` data already made (``benchmarks/studies/belief_curve.py``: nested subsets of one
     set), used instead of the run folder's ``data/`` (not kept there: such a run is not resumable
     from its own folder alone)."""
     # Long on purpose: one run top to bottom as in the PPO trainer (data, network, epochs with
