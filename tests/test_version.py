@@ -60,3 +60,9 @@ def test_the_changelog_and_the_citation_name_this_version():
     assert re.search(rf'^date-released: "{releases[0][1]}"$', cff, re.M)
     for key in ("message", "title", "authors", "license"):
         assert re.search(rf"^{key}:", cff, re.M), key
+
+
+def test_the_docs_show_this_version():
+    reference = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    shown = re.findall(r"`fzmj-train --version` → `fzmj-train ([^`]+)`", reference)
+    assert shown == [__version__], f"docs/reference.md, 'Versions', shows {shown}"
