@@ -442,7 +442,7 @@ class SearchAgent(Agent):
         base = np.asarray(self.blueprint.act(obs, mask), dtype=np.int64)
         out = base.copy()
         rows = self._rows_to_search(obs, mask, base)
-        if "_search" in vars(self):  # a diagnostic's own per-decision search (benchmarks/paired_search.py)
+        if "_search" in vars(self):  # a diagnostic's own per-decision search (benchmarks/studies/paired_search.py)
             for i in rows:
                 out[i] = self._search(obs[i], mask[i], int(base[i]))
             return out

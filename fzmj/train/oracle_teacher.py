@@ -1,7 +1,7 @@
 """The all-seeing teacher: a labeller for training that reads the hidden state, never an agent.
 
 ``oracle:defend`` (the ``bc_teacher`` of a config, docs/training.md "Training with what the table
-hides") is the *clairvoyant defender* of ``benchmarks/defence_ceiling.py``: the heuristic, except
+hides") is the *clairvoyant defender* of ``benchmarks/studies/defence_ceiling.py``: the heuristic, except
 that it reads the other seats' hands in the oracle planes (``fzmj_env/encode.py``, ``r*_wins_on``:
 the kinds each seat may win on if discarded now, R9) and, when the heuristic's discard would deal
 in, discards a safe tile instead: the safe one among the lowest-shanten discards with the most
