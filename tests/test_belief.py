@@ -282,11 +282,12 @@ def test_sir_search_counts_repeated_worlds_once_in_its_z_test(monkeypatch):
     two = np.array([11] * 16 + [12] * 16, np.uint64)
     monkeypatch.setattr(agent, "_sir", lambda o, buf, seeds, M: two)
 
-    def fake_rollout(env, blueprint, buf, cands, seeds):
+    def fake_rollout_many(env, blueprint, jobs):
+        ((cands, buf, seeds),) = jobs
         gain = np.where(seeds == 11, 1.0, -0.3)  # mean +0.35: z = 3.0 over 32, 0.75 over 2 samples
-        return np.stack([np.zeros(len(seeds)), gain])
+        return [np.stack([np.zeros(len(seeds)), gain])]
 
-    monkeypatch.setattr(S, "rollout", fake_rollout)
+    monkeypatch.setattr(S, "rollout_many", fake_rollout_many)
     base = int(agent.blueprint.act(obs, mask)[0])
     assert agent._search(obs[0], mask[0], base) == base
     assert agent.stats["searched"] == 1 and agent.stats["deviated"] == 0
