@@ -141,13 +141,12 @@ def test_search_works_in_evaluate_and_pickles():
     assert res is not None
 
 
-def test_belief_filter_scores_the_truth_above_random_worlds():
-    """With every seat played by the heuristic, the real table explains the other seats' last
-    discards (under the heuristic) at least as well as worlds drawn uniformly, and better overall."""
-    from fzmj.agents.search import explained_discards
+def _truth_and_worlds(agent, score, check=None):
+    """Four positions where every seat was played by ``agent`` and seat 0 is to act with every
+    other seat two discards in: ``score`` summed over the real tables and over the mean of 32
+    worlds drawn from seat 0's view (``check`` sees each position's world scores)."""
     from fzmj_env import VectorEnv
 
-    h = make_agent("heuristic")
     truth_total = world_total = 0.0
     found = 0
     for seed in range(40):
@@ -156,18 +155,28 @@ def test_belief_filter_scores_the_truth_above_random_worlds():
         game = Game()
         game.reset(seed=seed)
         while not game.done and not (game.seat == 0 and game.view.n_disc[1:].min() >= 2):
-            game.step(int(h.act(obs_of(game, game.seat)[None], game.mask[None])[0]))
+            game.step(int(agent.act(obs_of(game, game.seat)[None], game.mask[None])[0]))
         if game.done:
             continue
         found += 1
-        truth = explained_discards(game.buf, 1, h, game.win_table)[0]
         env = VectorEnv(32, auto_reset=False)
         env.reset()
         env.load_worlds(np.arange(32), game.buf, 0, 0, np.arange(32))
-        worlds = explained_discards(env.buf, 32, h, game.win_table)
-        truth_total += truth
+        worlds = score(env.buf, 32, agent, game.win_table)
+        if check is not None:
+            check(worlds)
+        truth_total += score(game.buf, 1, agent, game.win_table)[0]
         world_total += worlds.mean()
     assert found == 4
+    return truth_total, world_total
+
+
+def test_belief_filter_scores_the_truth_above_random_worlds():
+    """With every seat played by the heuristic, the real table explains the other seats' last
+    discards (under the heuristic) at least as well as worlds drawn uniformly, and better overall."""
+    from fzmj.agents.search import explained_discards
+
+    truth_total, world_total = _truth_and_worlds(make_agent("heuristic"), explained_discards)
     assert truth_total > world_total
 
 
@@ -247,30 +256,11 @@ def test_discard_likelihood_ranks_the_true_hands_above_random_worlds():
     """Every seat played by the policy: the real table makes the other seats' last discards more
     likely under the policy than the worlds drawn uniformly from seat 0's view do."""
     from fzmj.agents.search import discard_log_likelihood
-    from fzmj_env import VectorEnv
 
-    policy = make_agent("pretrained")
-    truth_total = world_total = 0.0
-    found = 0
-    for seed in range(40):
-        if found == 4:
-            break
-        game = Game()
-        game.reset(seed=seed)
-        while not game.done and not (game.seat == 0 and game.view.n_disc[1:].min() >= 2):
-            game.step(int(policy.act(obs_of(game, game.seat)[None], game.mask[None])[0]))
-        if game.done:
-            continue
-        found += 1
-        truth = discard_log_likelihood(game.buf, 1, policy, game.win_table)[0]
-        env = VectorEnv(32, auto_reset=False)
-        env.reset()
-        env.load_worlds(np.arange(32), game.buf, 0, 0, np.arange(32))
-        worlds = discard_log_likelihood(env.buf, 32, policy, game.win_table)
+    def finite_logs(worlds):
         assert np.isfinite(worlds).all() and (worlds <= 0).all()
-        truth_total += truth
-        world_total += worlds.mean()
-    assert found == 4
+
+    truth_total, world_total = _truth_and_worlds(make_agent("pretrained"), discard_log_likelihood, finite_logs)
     assert truth_total > world_total
 
 
