@@ -12,6 +12,7 @@ import numpy as np
 from fzmj_env.seeding import keyed_agent_seed
 
 from .. import Agent, make_agent, reset_agent
+from ..base import agent_obs_version
 from ..exec_bot import install_worker_cleanup
 
 _MAX_STEPS = 5000  # a hand takes < 300 decisions; more means an agent or engine bug
@@ -83,7 +84,7 @@ def obs_layouts(agents) -> list[str]:
     """The observation layout each agent reads: "v3" for a v3 checkpoint or an exec bot that asked
     for it (its hello is read here: the bot starts now if it is not running), else "v2". The env
     gives v3 when any agent reads it; v2 agents read its first 99 planes (the games do not change)."""
-    return [getattr(a, "obs_version", "v2") for a in agents]
+    return [agent_obs_version(a) for a in agents]
 
 
 def play_batch(setup: Setup, b: int, progress=None):
