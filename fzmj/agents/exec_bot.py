@@ -174,9 +174,33 @@ def parse_exec_spec(spec: str) -> ExecSpec:
     if shutil.which(argv[0]) is None:
         raise AgentSpecError(f"bad agent spec {spec!r}: command {argv[0]!r} not found or not executable")
     for a in argv[1:]:  # a script argument that is missing fails here, not at the first decision
-        if re.search(r"\.(py|pl|sh|awk|rb|js|lua|jl|r|R)$", a) and not os.path.isfile(a):
+        if _SCRIPT_RE.search(a) and not _is_command_text(a) and not os.path.isfile(a):
             raise AgentSpecError(f"bad agent spec {spec!r}: file {a!r} not found")
     return ExecSpec(argv=argv, options=opts, **opts)
+
+
+_SCRIPT_RE = re.compile(r"\.(py|pl|sh|awk|rb|js|lua|jl|r|R)$")
+
+
+def _is_command_text(arg: str) -> bool:
+    """An argument with whitespace in it is a command line of its own (``sh -c 'exec python3
+    bot.py'``), not a script path: its last word is not checked as a file."""
+    return any(c.isspace() for c in arg)
+
+
+def _named_files(argv) -> list[str]:
+    """The existing files the command names: its arguments, and the words of an argument that is a
+    command line of its own (``sh -c '...'``), so a league notices an edited script in either."""
+    out = []
+    for a in argv[1:]:
+        words = [a]
+        if _is_command_text(a):
+            try:
+                words = shlex.split(a)
+            except ValueError:
+                words = []
+        out += [w for w in words if os.path.isfile(w)]
+    return out
 
 
 def normalize_exec_spec(spec: str) -> str:
@@ -205,11 +229,10 @@ def exec_identity(spec: str) -> str:
     command names (the interpreter excepted), so an edited script is a new agent."""
     p = parse_exec_spec(spec)
     h = hashlib.sha256(json.dumps([p.argv, sorted(p.options.items())]).encode())
-    for a in p.argv[1:]:
-        if os.path.isfile(a):  # in chunks: a bot's 512 MB weights file is hashed in 1 MiB of memory
-            with open(a, "rb") as f:
-                for chunk in iter(lambda f=f: f.read(1 << 20), b""):
-                    h.update(chunk)
+    for a in _named_files(p.argv):  # in chunks: a bot's 512 MB weights file is hashed in 1 MiB of memory
+        with open(a, "rb") as f:
+            for chunk in iter(lambda f=f: f.read(1 << 20), b""):
+                h.update(chunk)
     return f"exec:sha256={h.hexdigest()}"
 
 
@@ -479,14 +502,21 @@ def _kill_group(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> N
         _kill_group_now(proc, owner, token, key)
 
 
+GRACE_S = 0.25  # seconds a bot has to exit by itself after the end of its input (its last write, stderr line)
+
+
+def _close_pipe(f) -> None:
+    try:
+        if f is not None:
+            f.close()
+    except OSError:
+        pass
+
+
 def _kill_group_now(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> None:
     _LIVE.pop(key, None)
-    for f in (proc.stdin, proc.stdout):
-        try:
-            if f is not None:
-                f.close()
-        except OSError:
-            pass
+    _close_pipe(proc.stdin)
+    _close_pipe(proc.stdout)
     if os.getpid() != owner:
         return
     for _ in range(3):  # a process may fork while we kill: look again until none is found
@@ -617,8 +647,21 @@ class _Process:
         self.name = None
         os.set_blocking(self.proc.stdin.fileno(), False)
 
-    def close(self) -> None:
+    def close(self, grace: bool = False) -> None:
+        """Stop the bot; with ``grace``, first close its stdin and give it ``GRACE_S`` to exit by
+        itself (the end of a run: its last write and stderr line are not lost)."""
+        if grace and self.finalizer.alive and self.owner == os.getpid():
+            _close_pipe(self.proc.stdin)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=GRACE_S)
         self.finalizer()
+
+    @property
+    def reads(self) -> str:
+        """The layout of the planes the bot is sent: the one it asked for, but v2 when it asked for
+        neither the view nor the planes (``legal`` alone is the same in both: its tables need not
+        build v3, which costs a v3 bot half its hands/s)."""
+        return self.obs_version if self.fields else OBS_VERSION
 
     def _scan(self) -> None:
         """Find the first newline in the buffer; each byte is searched once (linear in the line)."""
@@ -708,6 +751,7 @@ class ExecAgent(Agent):
         self._faults = dict.fromkeys(FAULTS + ("fallback_decisions",), 0)
         self._fallback = None
         self.fallback_rows = np.zeros(0, dtype=np.int64)  # rows of the last act() the fallback played
+        self.bot_name: str | None = None  # the name its hello gave, when printable and short
 
     # -- public -------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -745,9 +789,13 @@ class ExecAgent(Agent):
         return f
 
     def close(self) -> None:
-        """Stop the bot (close its pipes, kill its process group, reap it)."""
+        """Stop the bot: end its input, give it ``GRACE_S`` to exit by itself, then kill its
+        process group and reap it."""
+        self._stop(grace=True)
+
+    def _stop(self, grace: bool = False) -> None:
         if self._proc is not None:
-            self._proc.close()
+            self._proc.close(grace)
             self._proc = None
 
     def __getstate__(self):  # pickled for a spawned worker: the process stays here
@@ -773,7 +821,7 @@ class ExecAgent(Agent):
         """Count a fault, kill the bot; one line says what happened and what comes next."""
         self._faults[e.kind] += 1
         status = self._proc.exit_status() if e.kind == "crash" and self._proc is not None else ""
-        self.close()
+        self._stop()  # a fault: killed at once (a timeout costs the limit plus the kill)
         if self._restarts >= self.spec.restarts:
             self._disabled = True
             nxt = f"no restarts left: {self.spec.fallback} plays its seat from now on"
@@ -808,7 +856,6 @@ class ExecAgent(Agent):
             "max_batch": self.spec.batch or None,
             "seed": self._seed,
         }
-        self._seed_pending = False
         try:
             ans = self._proc.exchange(json.dumps(hello), time.monotonic() + self.spec.start)
             self._check_hello(ans)
@@ -827,19 +874,21 @@ class ExecAgent(Agent):
             self._restarts = self.spec.restarts  # another protocol version will not fix itself
             raise _BotFault("garbage", f"speaks version {_one_line(version)}, this engine speaks {VERSION}")
         fields = ans.get("obs", ["view"])
-        if isinstance(fields, str):
-            fields = [fields]
         if not isinstance(fields, list) or not all(isinstance(f, str) and f in OBS_FIELDS for f in fields):
-            raise _BotFault("garbage", f"obs must list some of {OBS_FIELDS}, got {_one_line(fields)}")
+            raise _BotFault("garbage", f"obs must be a list of some of {OBS_FIELDS}, got {_one_line(fields)}")
         mb = ans.get("max_batch", 0)
         mb = 0 if mb is None else mb
         if type(mb) is not int or mb < 0:
             raise _BotFault("garbage", f"max_batch must be a non-negative integer, got {_one_line(mb)}")
         name = ans.get("name")
+        if name is not None and not isinstance(name, str):
+            raise _BotFault("garbage", f"name must be a string, got {_one_line(name)}")
         self._proc.obs_version = self._hello_obs_version(ans)
         self._proc.fields = tuple(dict.fromkeys(fields))
         self._proc.max_batch = min(mb, 1 << 30)
         self._proc.name = name[:200] if isinstance(name, str) else None
+        if isinstance(name, str) and name.strip() and name.isprintable() and len(name) <= 100:
+            self.bot_name = name.strip()  # the reports show it (fzmj-eval's Markdown), keyed by the spec
 
     def _hello_obs_version(self, ans: dict) -> str:
         """The observation layout the bot's hello asks for: ``"v2"`` (the default, also ``2``) or
@@ -862,13 +911,13 @@ class ExecAgent(Agent):
         if self._disabled:
             return OBS_VERSION
         proc = self._ensure_started()
-        return OBS_VERSION if proc is None else proc.obs_version
+        return OBS_VERSION if proc is None else proc.reads
 
     def _start_for(self, channels: int, tables: int) -> _Process | None:
         """The running bot for a table of ``channels`` planes; a bot that asked for v3 at a table
         that gives v2 is refused (one line, no restart: the table will not change)."""
         proc = self._ensure_started()
-        if proc is not None and proc.obs_version == "v3" and channels < V3_CHANNELS:
+        if proc is not None and proc.reads == "v3" and channels < V3_CHANNELS:
             self._restarts = self.spec.restarts
             why = "asked for observation v3, this table gives v2 (make the env with obs_version=3)"
             self._fault(_BotFault("garbage", why), tables)
@@ -880,7 +929,7 @@ class ExecAgent(Agent):
         n = obs.shape[0]
         proc = self._proc
         self._req += 1
-        if proc.obs_version != "v3":
+        if proc.reads != "v3":
             obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
         line = request_message(self._req, obs, mask, proc.fields)
         if self._seed_pending:
