@@ -138,6 +138,7 @@ def versions(args) -> None:
     bots = {
         "v2, legal only": f"exec:{sys.executable} {BOT}",
         "v3, legal only": f"exec:{sys.executable} {BOT} --obs-version v3",
+        "v2, legal + view": f"exec:{sys.executable} {BOT} --obs view",
         "v3, legal + view": f"exec:{sys.executable} {BOT} --obs-version v3 --obs view",
     }
     rates: dict = {k: [] for k in bots}

@@ -336,68 +336,75 @@ MELD_TYPES = ("chi", "peng", "exposed_kong", "added_kong", "concealed_kong")  # 
 _N_MELDS = H_MELD_TYPE - H_MELD  # meld planes per seat (MAX_MELDS)
 
 
-def _cols(row: np.ndarray) -> list[int]:
-    return np.flatnonzero(row).tolist()
+def _first(m: np.ndarray) -> list:
+    """The column of the one-hot in each row of a (..., K) 0/1 array, None for an empty row."""
+    return np.where(m.any(axis=-1), m.argmax(axis=-1), -1).tolist()
 
 
-def _one(row: np.ndarray):
-    """The column of a one-hot row, None for an empty row."""
-    c = np.flatnonzero(row)
-    return int(c[0]) if c.size else None
-
-
-def _meld_history(h: np.ndarray) -> list[dict]:
-    """Each meld of one seat's v3 block ``h`` (47, 27), in the order it was made."""
+def _meld_histories(h: np.ndarray) -> list[list[dict]]:
+    """Each row's melds of one seat's v3 blocks ``h`` (N, 47, 27), in the order they were made."""
+    n = h.shape[0]
+    types = _first(h[:, H_MELD_TYPE, : 5 * _N_MELDS].reshape(n, _N_MELDS, 5))
+    sources = _first(h[:, H_MELD_SOURCE, : 3 * _N_MELDS].reshape(n, _N_MELDS, 3))
+    taken = _first(h[:, H_MELD_TAKEN, : 3 * _N_MELDS].reshape(n, _N_MELDS, 3))
+    kinds = _sets(h[:, H_MELD : H_MELD + _N_MELDS].reshape(n * _N_MELDS, 27))
+    when = _sets(h[:, H_MELD_WHEN : H_MELD_WHEN + _N_MELDS].reshape(n * _N_MELDS, 27))
     out = []
-    for j in range(_N_MELDS):
-        t = _one(h[H_MELD_TYPE, 5 * j : 5 * j + 5])
-        if t is None:
-            break  # melds fill 0, 1, ... in order
-        d = _one(h[H_MELD_SOURCE, 3 * j : 3 * j + 3])
-        out.append(
-            {
-                "type": MELD_TYPES[t],
-                "kinds": _cols(h[H_MELD + j]),
-                "source": None if d is None else d + 1,
-                "taken": _one(h[H_MELD_TAKEN, 3 * j : 3 * j + 3]),
-                "when": _cols(h[H_MELD_WHEN + j]),
-            }
-        )
+    for i in range(n):
+        melds = []
+        for j, t in enumerate(types[i]):
+            if t < 0:
+                break  # melds fill 0, 1, ... in order
+            d, k = sources[i][j], taken[i][j]
+            melds.append(
+                {
+                    "type": MELD_TYPES[t],
+                    "kinds": kinds[i * _N_MELDS + j],
+                    "source": None if d < 0 else d + 1,
+                    "taken": None if k < 0 else k,
+                    "when": when[i * _N_MELDS + j],
+                }
+            )
+        out.append(melds)
     return out
 
 
-def _seat_history(h: np.ndarray, score: np.ndarray) -> dict:
-    """The v3 fields of one relative seat: its block ``h`` (47, 27) and its score plane."""
-    disc = h[H_DISC : H_DISC + H_DISC_N]
-    return {
-        "discard_order": disc.argmax(axis=1)[disc.any(axis=1)].tolist(),
-        "disc_claimed_at": _cols(h[H_DISC_CLAIMED]),
-        "disc_after_claim_at": _cols(h[H_DISC_AFTER_CLAIM]),
-        "disc_gold_at": _cols(h[H_DISC_GOLD]),
-        "disc_time": _cols(h[H_DISC_TIME : H_DISC_TIME + H_TIME_PLANES].reshape(-1)),  # T = 27 plane + column
-        "meld_history": _meld_history(h),
-        "flowers_when": h[H_FLOWER_WHEN : H_FLOWER_WHEN + 4].sum(axis=0, dtype=np.int64).tolist(),
-        "score_level": int(
-            score[:SCORE_BITS].sum(dtype=np.int64) - score[SCORE_BITS : 2 * SCORE_BITS].sum(dtype=np.int64)
-        ),
-        "score_leads": bool(score[26]),
+def _seat_histories(h: np.ndarray, score: np.ndarray) -> list[dict]:
+    """The v3 fields of one relative seat in each row: its blocks ``h`` (N, 47, 27) and its score
+    planes (N, 27), decoded for the whole batch at once (one numpy pass per field)."""
+    n = h.shape[0]
+    disc = _first(h[:, H_DISC : H_DISC + H_DISC_N])
+    level = score[:, :SCORE_BITS].sum(axis=1, dtype=np.int64) - score[:, SCORE_BITS : 2 * SCORE_BITS].sum(
+        axis=1, dtype=np.int64
+    )
+    columns = {
+        "discard_order": [[k for k in ks if k >= 0] for ks in disc],
+        "disc_claimed_at": _sets(h[:, H_DISC_CLAIMED]),
+        "disc_after_claim_at": _sets(h[:, H_DISC_AFTER_CLAIM]),
+        "disc_gold_at": _sets(h[:, H_DISC_GOLD]),
+        "disc_time": _sets(h[:, H_DISC_TIME : H_DISC_TIME + H_TIME_PLANES].reshape(n, -1)),  # T = 27 plane + column
+        "meld_history": _meld_histories(h),
+        "flowers_when": h[:, H_FLOWER_WHEN : H_FLOWER_WHEN + 4].sum(axis=1, dtype=np.int64).tolist(),
+        "score_level": level.tolist(),
+        "score_leads": (score[:, 26] != 0).tolist(),
     }
+    keys = list(columns)
+    return [dict(zip(keys, v, strict=True)) for v in zip(*columns.values(), strict=True)]
 
 
 def history_view(obs: np.ndarray) -> list[dict]:
     """The v3 fields of each observation row (N, V3_CHANNELS, 27): ``{"seats": [4 dicts],
-    "hand_no": n}``, decoded from planes 99-291 only (docs/protocol.md names every field)."""
+    "hand_no": n}``, decoded from planes 99-291 only (docs/protocol.md names every field), for the
+    whole batch at once."""
     o = np.asarray(obs, dtype=np.int8)
     if o.ndim == 2:
         o = o[None]
-    out = []
-    for row in o:
-        seats = [
-            _seat_history(row[P_HIST + H_SEAT_PLANES * r : P_HIST + H_SEAT_PLANES * (r + 1)], row[P_SCORES + r])
-            for r in range(4)
-        ]
-        out.append({"seats": seats, "hand_no": int(row[P_HAND_NO].sum(dtype=np.int64))})
-    return out
+    seats = [
+        _seat_histories(o[:, P_HIST + H_SEAT_PLANES * r : P_HIST + H_SEAT_PLANES * (r + 1)], o[:, P_SCORES + r])
+        for r in range(4)
+    ]
+    hand_no = o[:, P_HAND_NO].sum(axis=1, dtype=np.int64).tolist()
+    return [{"seats": list(s), "hand_no": k} for *s, k in zip(*seats, hand_no, strict=True)]
 
 
 def _add_history(views: list[dict], obs: np.ndarray) -> None:
