@@ -20,6 +20,12 @@ def shown_names(res: dict) -> dict[str, str]:
     return {n: (n if seen.count(v) > 1 else v) for n, v in shown.items()}
 
 
+def _renamed(shown: dict[str, str]) -> list[str]:
+    """A line giving the spec behind each name an exec bot gave itself (none if no bot did)."""
+    renamed = [f"{v} = `{n}`" for n, v in shown.items() if v != n]
+    return ["", f"_Exec bots by the names their hellos gave: {'; '.join(renamed)}._"] if renamed else []
+
+
 def markdown(res: dict) -> str:
     """The results as Markdown tables."""
     shown = shown_names(res)
@@ -92,9 +98,7 @@ def markdown(res: dict) -> str:
         if any(f.values()):
             what = ", ".join(f"{k} {v}" for k, v in f.items())
             lines += ["", f"**{lab(name)}** faults{where}: {what} (docs/protocol.md)"]
-    renamed = [f"{v} = `{n}`" for n, v in shown.items() if v != n]
-    if renamed:  # the spec behind each name a bot gave itself
-        lines += ["", f"_Exec bots by the names their hellos gave: {'; '.join(renamed)}._"]
+    lines += _renamed(shown)
     if res.get("hands_with_fallback"):
         lines += ["", f"_A fallback played in {res['hands_with_fallback']} of {res['hands']} hands._"]
     t = res.get("timing", {})
