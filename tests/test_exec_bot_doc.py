@@ -22,7 +22,7 @@ DOC_BOT = textwrap.dedent(
     """
     import json, sys, time
     OUT = sys.argv[1]
-    errors, resets, acts, rows, first_after_hello = [], [], 0, 0, None
+    errors, resets, acts, rows, first_after_hello, tables = [], [], 0, 0, None, {}
     SEAT = ("melds", "pengs", "kongs", "taken", "discards", "claimed", "recent", "flowers", "dealer",
             "current", "discarder", "gold_discarded", "n_melds", "concealed_kongs", "swim",
             "discard_order", "meld_history", "flowers_when", "score_level")
@@ -59,6 +59,8 @@ DOC_BOT = textwrap.dedent(
             for row in msg["rows"]:
                 rows += 1
                 legal, v = row["legal"], row["view"]
+                check(type(row["table"]) is int and row["seat"] in (0, 1, 2, 3), "table and seat")
+                check(tables.setdefault(row["table"], row["seat"]) == row["seat"], "one seat per table")
                 check(legal and all(type(a) is int and 0 <= a < 62 for a in legal), "legal actions")
                 check(legal == sorted(set(legal)), "legal ascending")
                 check(all(k in v for k in VIEW), "view fields")
@@ -77,7 +79,8 @@ DOC_BOT = textwrap.dedent(
             print(json.dumps({"type": "act", "id": msg["id"], "actions": out}), flush=True)
     time.sleep(0.05)  # after end of file: the engine waits for this write
     with open(OUT, "w") as f:
-        json.dump({"errors": errors, "resets": resets, "acts": acts, "rows": rows, "first": first_after_hello}, f)
+        json.dump({"errors": errors, "resets": resets, "acts": acts, "rows": rows, "first": first_after_hello,
+                   "tables": sorted(tables)}, f)
     """
 )
 
@@ -92,6 +95,7 @@ def test_a_bot_that_follows_the_doc_to_the_letter(tmp_path):
     summary = json.loads(out.read_text())  # written after end of input: the grace period kept it
     assert summary["errors"] == [] and summary["acts"] > 0 and summary["rows"] >= summary["acts"]
     assert summary["first"] == "reset"  # the first batch starts with a reset too
+    assert summary["tables"] == list(range(32))  # every row said its table (4 x wall + rotation) and seat
     assert len(summary["resets"]) >= 32 // 4 // 4  # one per batch (and seat) at least
     # the bot named itself in its hello: the report shows that name, the JSON keeps the spec as key
     assert res["bot_names"] == {spec: "doc_bot"} and spec in res["agents"]

@@ -139,6 +139,9 @@ class ExecAgent(Agent):
         self._fallback = None
         self.fallback_rows = np.zeros(0, dtype=np.int64)  # rows of the last act() the fallback played
         self.bot_name: str | None = None  # the name its hello gave, when printable and short
+        # (tables, seats) of the rows of the next act() call, set by a caller that knows them (the
+        # evaluator): each request row then says which table and seat it is
+        self.row_context: tuple | None = None
 
     # -- public -------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -158,10 +161,14 @@ class ExecAgent(Agent):
                 step = proc.max_batch or self.spec.batch or n
                 if self.spec.batch:
                     step = min(step, self.spec.batch)
+                where, self.row_context = self.row_context, None  # set by the evaluator for this call only
+                if where is not None and any(len(x) != n for x in where):
+                    where = None
                 for lo in range(0, n, step):
                     if self._proc is None:
                         break  # a fault killed it: the fallback plays the rest of this call
-                    out[lo : lo + step] = self._request(obs[lo : lo + step], mask[lo : lo + step])
+                    part = None if where is None else tuple(x[lo : lo + step] for x in where)
+                    out[lo : lo + step] = self._request(obs[lo : lo + step], mask[lo : lo + step], part)
         bad = np.flatnonzero(out < 0)
         self.fallback_rows = bad  # the evaluator marks these hands as played partly by the fallback
         if bad.size:
@@ -311,14 +318,14 @@ class ExecAgent(Agent):
             return None
         return proc
 
-    def _request(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _request(self, obs: np.ndarray, mask: np.ndarray, where=None) -> np.ndarray:
         """The bot's actions for these rows; -1 where the fallback must play (fault, illegal)."""
         n = obs.shape[0]
         proc = self._proc
         self._req += 1
         if proc.reads != "v3":
             obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
-        line = request_message(self._req, obs, mask, proc.fields)
+        line = request_message(self._req, obs, mask, proc.fields, where)
         if self._seed_pending:
             line = json.dumps({"type": "reset", "seed": self._seed}) + "\n" + line
             self._seed_pending = False

@@ -213,22 +213,28 @@ def _add_history(views: list[dict], obs: np.ndarray) -> None:
         v["hand_no"] = h["hand_no"]
 
 
-def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",)) -> str:
+def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",), where=None) -> str:
     """The ``act`` request line for a batch (without the newline): what the bot is sent. ``obs``
     (N, C, 27) in the layout the bot asked for: v2 (C = 99) or v3 (C = 292: ``planes`` is then
-    the whole v3 tensor, and ``view`` gains the v3 fields of :func:`history_view`)."""
+    the whole v3 tensor, and ``view`` gains the v3 fields of :func:`history_view`). ``where``:
+    each row's ``(tables, seats)`` when the caller knows them (the evaluator: a table's index in
+    the run and the bot's seat at it), sent as each row's ``table`` and ``seat``."""
     obs = np.asarray(obs, dtype=np.int8)
     if not gc.isenabled():
-        return _request_message(req_id, obs, mask, fields)
+        return _request_message(req_id, obs, mask, fields, where)
     gc.disable()  # many small lists and dicts, all garbage a moment later: no cycle scans meanwhile
     try:
-        return _request_message(req_id, obs, mask, fields)
+        return _request_message(req_id, obs, mask, fields, where)
     finally:
         gc.enable()
 
 
-def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields) -> str:
-    rows = [{"legal": lg} for lg in _sets(mask)]
+def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields, where) -> str:
+    if where is None:
+        rows = [{"legal": lg} for lg in _sets(mask)]
+    else:
+        tables, seats = (np.asarray(x, dtype=np.int64).tolist() for x in where)
+        rows = [{"table": t, "seat": s, "legal": lg} for t, s, lg in zip(tables, seats, _sets(mask), strict=True)]
     if "view" in fields:
         views = public_view(obs[:, :NUM_CHANNELS])
         if obs.shape[1] == V3_CHANNELS:  # a bot that asked for observation v3: its history too

@@ -87,6 +87,13 @@ def obs_layouts(agents) -> list[str]:
     return [agent_obs_version(a) for a in agents]
 
 
+def tell_rows(agent, tables: np.ndarray, seats: np.ndarray) -> None:
+    """Tell an agent that can use them (an exec bot's ``row_context``) the table and seat of each
+    row of its next ``act`` call."""
+    if hasattr(agent, "row_context"):
+        agent.row_context = (tables, seats)
+
+
 def play_batch(setup: Setup, b: int, progress=None):
     """Play batch ``b`` (walls ``b * wpb ...``): returns (results (jobs, RESULT_WIDTH) int32,
     decisions (one count per distinct agent, int64), log, fell_back).
@@ -126,6 +133,7 @@ def play_batch(setup: Setup, b: int, progress=None):
             sel = np.flatnonzero(owner == i)
             if sel.size == 0:
                 continue
+            tell_rows(agent, 4 * w0 + sel, seat[sel])  # an exec bot: each row says its table (its job) and seat
             if sel.size == n:  # the whole batch (one agent, no idle table): no copy
                 a = agent.act(obs, mask)
             else:
