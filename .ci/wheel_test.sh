@@ -38,7 +38,8 @@ mkdir -p "$WORK/outside"
 cd "$WORK/outside"                                 # no checkout here: only what the wheel installed
 export PATH="$WORK/venv/bin:$PATH"
 unset PYTHONPATH
-python - "$REPO" <<'EOF'
+python - "$REPO" "$WHEEL" <<'EOF'
+import importlib.metadata
 import sys
 from pathlib import Path
 
@@ -51,7 +52,12 @@ for mod in (fzmj_env, fzmj.agents, fzmj.train):
     where = Path(mod.__file__).resolve()
     assert repo not in where.parents, f"{mod.__name__} imported from the checkout: {where}"
 print("imports from", Path(fzmj_env.__file__).parent.parent)
+# one version: the wheel's name, its metadata and both packages (fzmj_env/_version.py)
+versions = {Path(sys.argv[2]).name.split("-")[1], importlib.metadata.version("fzmj"), fzmj_env.__version__, fzmj.__version__}
+assert len(versions) == 1, f"the wheel reports several versions: {versions}"
+print("version", versions.pop())
 EOF
+test "$(fzmj-train --version)" = "fzmj-train $(python -c 'import fzmj_env; print(fzmj_env.__version__)')"
 fzmj-train --list-configs
 # the documented recipe by name, cut to 2 updates of 32 x 16 steps (a small warm start, one evaluation)
 fzmj-train --config ppo_default --set runs_dir=runs --set run_name=wheel --set num_tables=32 \

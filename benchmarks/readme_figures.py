@@ -4,6 +4,8 @@
     python benchmarks/readme_figures.py --only machine tests strength
     python benchmarks/readme_figures.py --only quickstart  # the README's first command, timed
     python benchmarks/readme_figures.py --only libraries   # the five library examples (about 15 min)
+    python benchmarks/readme_figures.py --check            # the deterministic figures, against the docs
+    python benchmarks/readme_figures.py --check --only strength   # only the agent's (a few minutes)
 
 Sections (in the README's order): ``machine`` (CPU model, cores, load average, versions),
 ``quickstart`` (the README's training command in a temporary folder: the line it ends with,
@@ -17,6 +19,13 @@ any machine) and, only when asked for, ``libraries`` (the table of docs/integrat
 library example at its default size, in the venv that has the library: this one, .venv-rllib
 or .venv-agilerl). Wall-clock figures depend on the load printed beside them; CPU seconds and the
 strength figures do not (the paired one plays 72,000 hands twice: a few minutes). The other tables (docs/results.md) name the script that prints each.
+
+``--check`` reruns the deterministic figures (``CHECKED``: the quickstart's closing evaluation,
+its follow-up ``fzmj-eval``, the shipped agent's strength and paired margin) of the sections
+asked for (default: ``quickstart`` and ``strength``) and compares each with the value the README
+and the docs print where ``CHECKED`` says; it exits 1 naming every figure that differs, with the
+documented and the measured value, and 2 at once when a documented figure cannot be found. Run it
+before every change to those figures.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -96,8 +106,12 @@ def evaluate(
 ) -> str:
     extra = ["--agent-seed", str(agent_seed)] if agent_seed is not None else []  # random agents' streams
     slot = eval_result(agents, hands, seed, cwd, extra)["per_slot"][0]
-    lo, hi = slot["ci95"]
-    return f"{slot['mean_score']:+.2f} [{lo:+.2f}, {hi:+.2f}] per hand"
+    return figure(slot["mean_score"], *slot["ci95"])
+
+
+def figure(mean: float, lo: float, hi: float) -> str:
+    """A mean and its 95% CI as the docs print them: ``+26.34 [+25.01, +27.67]``."""
+    return f"{mean:+.2f} [{lo:+.2f}, {hi:+.2f}]"
 
 
 def machine() -> None:
@@ -115,23 +129,22 @@ def machine() -> None:
     line("date", time.strftime("%Y-%m-%d %H:%M %Z"))
 
 
-def quickstart() -> None:
+def quickstart() -> dict[str, str]:
     print("quickstart (the README's first command, training part; installs not included)")
     with tempfile.TemporaryDirectory() as tmp:
         start = load()
         out, wall, cpu = run([str(BIN / "fzmj-train"), *QUICKSTART], cwd=Path(tmp))
         evals = [ln for ln in out.splitlines() if " vs random " in ln]
         final = evals[-1] if evals else out.strip().splitlines()[-1]
-        line(
-            "last line with the evaluation",
-            final.split(" | ent ")[0].split(" | ")[0] + " | ... | " + " | ".join(final.split(" | ")[-2:]),
-        )
+        closing = " | ".join(final.split(" | ")[-2:])
+        line("last line with the evaluation", final.split(" | ")[0] + " | ... | " + closing)
         line("time", f"{wall / 60:.1f} min wall, {cpu:,.0f} CPU s (load average {start} before, {load()} after)")
         ckpt = Path(tmp) / "runs" / "quickstart" / "checkpoints" / "latest.pt"
+        follow_up = evaluate([f"ppo:{ckpt}", "random"], 2000, 0, agent_seed=0)
         line(
-            "follow-up: fzmj-eval --agents ppo:... random --hands 2000 --seed 0 --agent-seed 0",
-            evaluate([f"ppo:{ckpt}", "random"], 2000, 0, agent_seed=0),
+            "follow-up: fzmj-eval --agents ppo:... random --hands 2000 --seed 0 --agent-seed 0", follow_up + " per hand"
         )
+    return {"quickstart": closing, "follow-up": follow_up}
 
 
 def tests() -> None:
@@ -203,7 +216,7 @@ UNUSED_SEEDS = {4041: 4000, 5051: 4000, 6061: 4000, 7071: 4000, 8081: 4000, 9091
 def paired_vs_heuristic(seeds: dict[int, int]) -> str:
     """``pretrained`` − ``heuristic`` paired against three heuristics on each seed's walls, pooled
     by hands (independent seeds: the CI half-widths, weighted by hands, add in quadrature; unlike
-    ``oracle_ablation.pooled``, which takes equal hands per seed)."""
+    ``oracle_ablation.pooled`` of benchmarks/studies/, which takes equal hands per seed)."""
     rows = [
         eval_result(["pretrained", "heuristic"], hands, seed, extra=["--paired", "heuristic"])["paired"]
         for seed, hands in seeds.items()
@@ -211,16 +224,120 @@ def paired_vs_heuristic(seeds: dict[int, int]) -> str:
     total = sum(r["hands"] for r in rows)
     mean = sum(r["mean"] * r["hands"] for r in rows) / total
     half = sum((r["hands"] / total * (r["ci95"][1] - r["ci95"][0]) / 2) ** 2 for r in rows) ** 0.5
-    return f"{mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}] per hand ({total:,} hands)"
+    return figure(mean, mean - half, mean + half)
 
 
-def strength() -> None:
+def strength() -> dict[str, str]:
     print("strength (deterministic: the same digits on any machine)")
+    found = {}
     for opp in ("heuristic", "random"):
         # --agent-seed too: the random agents' streams, else a secret key drawn for each run
-        line(f"pretrained vs 3 {opp}, 4,000 hands, seed 7", evaluate(["pretrained", opp], 4000, 7, agent_seed=7))
+        found[f"pretrained vs {opp}"] = evaluate(["pretrained", opp], 4000, 7, agent_seed=7)
+        line(f"pretrained vs 3 {opp}, 4,000 hands, seed 7", found[f"pretrained vs {opp}"] + " per hand")
     seeds = " / ".join(map(str, UNUSED_SEEDS))
-    line(f"pretrained - heuristic, paired vs 3 heuristic, seeds {seeds}", paired_vs_heuristic(UNUSED_SEEDS))
+    found["paired margin"] = paired_vs_heuristic(UNUSED_SEEDS)
+    hands = sum(UNUSED_SEEDS.values())
+    line(
+        f"pretrained - heuristic, paired vs 3 heuristic, seeds {seeds}",
+        f"{found['paired margin']} per hand ({hands:,} hands)",
+    )
+    return found
+
+
+# ---- --check: the deterministic figures against the docs that print them --------------------------
+FIGURE = r"[+\-−]\d+\.\d\d \[[+\-−]\d+\.\d\d, [+\-−]\d+\.\d\d\]"
+"""A mean and its 95% CI as the docs print them (``−``, the typographic minus, reads as ``-``)."""
+
+
+class Checked(NamedTuple):
+    """A deterministic figure: the section that measures it, the shape of its text, and where the docs
+    print it: (file, anchor) pairs, the figure being the first text of that shape after the anchor
+    (a regular expression) within ``NEAR`` characters."""
+
+    section: str
+    shape: str
+    places: tuple[tuple[str, str], ...]
+
+
+NEAR = 400
+CHECKED = {
+    "quickstart": Checked("quickstart", rf"vs random {FIGURE} \| vs heuristic {FIGURE}", (("README.md", r"update 183/183"),)),
+    "follow-up": Checked("quickstart", FIGURE, (("README.md", r"follow-up evaluation prints"),)),
+    "pretrained vs heuristic": Checked("strength", FIGURE, (("README.md", r"vs 3 `heuristic`, 4,000 hands, seed 7"),)),
+    "pretrained vs random": Checked("strength", FIGURE, (("README.md", r"vs 3 `random`, 4,000 hands, seed 7"),)),
+    "paired margin": Checked(
+        "strength",
+        FIGURE,
+        (("README.md", r"`pretrained` − `heuristic`, paired"), ("docs/pretrained.md", r"unused seeds it has played")),
+    ),
+}  # fmt: skip
+
+
+def documented(path: str, anchor: str, shape: str, root: Path | None = None) -> str | None:
+    """The figure that ``path`` prints after ``anchor`` (None when the anchor or the figure is missing)."""
+    try:
+        text = ((root or ROOT) / path).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    at = re.search(anchor, text)
+    found = at and re.search(shape, text[at.end() : at.end() + NEAR])
+    return found.group(0) if found else None
+
+
+def same(a: str, b: str) -> bool:
+    return a.replace("−", "-") == b.replace("−", "-")
+
+
+def missing_places(names, root: Path | None = None) -> list[str]:
+    """Every place of the figures ``names`` where the docs no longer print the figure."""
+    return [
+        f"{name}: not found in {path} after {anchor!r}"
+        for name in names
+        for path, anchor in CHECKED[name].places
+        if documented(path, anchor, CHECKED[name].shape, root) is None
+    ]
+
+
+def differences(measured: dict[str, str], root: Path | None = None) -> list[str]:
+    """One line per (figure, place) where the docs print another value than the one measured."""
+    out = []
+    for name, value in measured.items():
+        for path, anchor in CHECKED[name].places:
+            doc = documented(path, anchor, CHECKED[name].shape, root)
+            if doc is None:
+                out.append(f"{name}: not found in {path} after {anchor!r}")
+            elif not same(doc, value):
+                out.append(f"{name} in {path}: documented {doc}, measured {value}")
+    return out
+
+
+def check(sections: list[str]) -> int:
+    """``--check``: rerun the checked figures of ``sections``; 0 when the docs print each one as measured."""
+    names = [name for name, c in CHECKED.items() if c.section in sections]
+    if not names:
+        print(
+            f"readme_figures: --check: no checked figure in {', '.join(sections)} (they are in: quickstart, strength)",
+            file=sys.stderr,
+        )
+        return 2
+    if missing := missing_places(names):
+        print("readme_figures: --check: " + "; ".join(missing), file=sys.stderr)
+        return 2
+    measured = {}
+    for section in dict.fromkeys(CHECKED[name].section for name in names):
+        measured.update(globals()[section]())
+    problems = differences({name: measured[name] for name in names})
+    print("check")
+    for problem in problems:
+        line("DIFFERS", problem)
+    places = sum(len(CHECKED[name].places) for name in names)
+    line(
+        "result",
+        f"{len(problems)} of {places} documented figures differ"
+        if problems
+        else f"all {places} documented figures match",
+    )
+    return 1 if problems else 0
 
 
 LIBRARIES = [  # (library, its extra, the example at its default size, a module the library's venv has)
@@ -281,14 +398,22 @@ def main(argv=None) -> int:
         "--only",
         nargs="+",
         choices=SECTIONS,
-        default=DEFAULT_SECTIONS,
-        help="sections to print (default: all but libraries)",
+        help="sections to print (default: all but libraries; with --check: quickstart and strength)",
     )
     ap.add_argument("--quick", action="store_true", help="speed: tiny runs (checks the script, not figures to quote)")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="rerun the deterministic figures (sections quickstart, strength; or those of --only) and exit 1 "
+        "naming each one the README or the docs print differently",
+    )
     args = ap.parse_args(argv)
     global _quick
     _quick = args.quick
     machine()  # always: every figure below is read with it
+    if args.check:  # the sections asked for, else every section with a checked figure
+        return check(args.only or sorted({c.section for c in CHECKED.values()}))
+    args.only = args.only or DEFAULT_SECTIONS
     for name in SECTIONS[1:]:
         if name in args.only:
             globals()[name]()

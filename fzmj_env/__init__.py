@@ -49,7 +49,7 @@ __all__ = [
     "parallel_env",
     "VectorEnv",
 ]
-__version__ = "0.1.0"
+from ._version import __version__ as __version__  # noqa: E402  (the single source: _version.py)
 
 # The adapters that take agent specs live a layer up, in ``fzmj.integrations``: the env never
 # imports them. Their Gymnasium id is registered here by name (a string imports nothing), so

@@ -15,7 +15,14 @@ from .checks import short_repr
 
 # ---- command lines -------------------------------------------------------------------------------
 class OneLineParser(argparse.ArgumentParser):
-    """``argparse`` whose usage errors are one line, ``PROG: error: ...``, exit code 2 (docs/reference.md, "Errors")."""
+    """``argparse`` whose usage errors are one line, ``PROG: error: ...``, exit code 2 (docs/reference.md,
+    "Errors"), and with ``--version`` (``PROG VERSION``, exit 0), the package's version, on every command."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from ._version import __version__
+
+        self.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
 
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n")

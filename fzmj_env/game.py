@@ -84,8 +84,9 @@ def hand_result(buf: np.ndarray, t: int = 0) -> dict:
 class Game:
     """One table: reset from a seed or a scripted wall, then ``step`` the acting seat's actions.
 
-    >>> g = Game(); g.reset(seed=1)
-    >>> while not g.done: g.step(int(np.flatnonzero(g.mask)[0]))
+    Examples:
+        >>> g = Game(); g.reset(seed=1)
+        >>> while not g.done: g.step(int(np.flatnonzero(g.mask)[0]))
     """
 
     def __init__(self, rules: str | Rules = DEFAULT_RULES, hands_per_game: int = 1):

@@ -297,9 +297,10 @@ class VectorEnv:
     ``obs_version``: 2 (default, ``(99, 27)`` planes) or 3 (``(V3_CHANNELS, 27)`` = v2's planes then
     the public history, docs/observation.md).
 
-    >>> env = VectorEnv(1024, seed=0)
-    >>> obs, mask, seat = env.reset()
-    >>> obs, mask, seat, rewards, done, info = env.step(actions)   # actions: (B,) ints
+    Examples:
+        >>> env = VectorEnv(1024, seed=0)
+        >>> obs, mask, seat = env.reset()
+        >>> obs, mask, seat, rewards, done, info = env.step(actions)   # actions: (B,) ints
 
     The arrays returned are read-only views of the env's own buffers (no copy on the hot path),
     and the next call overwrites them: copy what you keep (``mask.copy()`` to edit one). Writing

@@ -1,4 +1,4 @@
-"""``benchmarks/defence_ceiling.py``: the clairvoyant defender never deals in while a
+"""``benchmarks/studies/defence_ceiling.py``: the clairvoyant defender never deals in while a
 safe discard exists. Its danger is the oracle planes' ``r*_wins_on`` (checked against the
 engine's win test, 过水 and the gold in ``tests/test_oracle.py``)."""
 
@@ -8,7 +8,7 @@ import importlib.util
 from pathlib import Path
 
 _spec = importlib.util.spec_from_file_location(
-    "defence_ceiling", Path(__file__).resolve().parents[1] / "benchmarks" / "defence_ceiling.py"
+    "defence_ceiling", Path(__file__).resolve().parents[1] / "benchmarks" / "studies" / "defence_ceiling.py"
 )
 defence = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(defence)

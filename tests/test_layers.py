@@ -15,7 +15,8 @@ from import_graph import ROOT, cycles, graph, imports_of, module_files
 
 # Lowest first; a module may import its own layer and those listed before it.
 LAYERS = [
-    ("fzmj_env.tiles", "fzmj_env.checks", "fzmj_env.cli"),  # notation, input checks, the CLI toolkit: the floor
+    # notation, input checks, the CLI toolkit, the version: the floor
+    ("fzmj_env.tiles", "fzmj_env.checks", "fzmj_env.cli", "fzmj_env._version"),
     ("fzmj_env.core",),  # the Numba rules engine
     ("fzmj_env",),  # features, encoder, envs, records, rules files
     ("fzmj", "fzmj.agents"),  # the namespace package itself, then agents and evaluation

@@ -209,12 +209,17 @@ def test_smoke_run_with_the_oracle_teacher_critic_and_paired_curve(tmp_path):
     assert game.mask[int(agent.act(_obs(game, game.seat)[None], game.mask[None])[0])]
 
 
-def test_an_oracle_guided_actor_reads_the_oracle_in_training_and_never_at_play(tmp_path):
+@pytest.mark.parametrize("trunk", [{}, {"network": "resnet", "res_channels": 8, "res_blocks": 1}])
+def test_an_oracle_guided_actor_reads_the_oracle_in_training_and_never_at_play(tmp_path, trunk):
     """Oracle guiding: the actor's logits move with the oracle planes it is given (training), and
     every play-time path (``act``, ``ppo:PATH``'s probabilities) gives it zeros: worlds the seat
-    cannot tell apart get the same play."""
+    cannot tell apart get the same play. The MLP reads the oracle planes flattened after the
+    observation's, the resnet as more channels over the 27 kinds."""
     torch.manual_seed(1)
-    policy = ActorCritic(hidden_sizes=(32,), oracle_critic=True, oracle_guide=True)
+    policy = ActorCritic(hidden_sizes=(32,), oracle_critic=True, oracle_guide=True, **trunk)
+    if trunk:  # the second conv of a block starts at zero: make the blocks read something
+        for b in policy.trunk.blocks:
+            torch.nn.init.normal_(b.conv2.weight, std=0.1)
     with pytest.raises(ValueError, match="oracle_guide"):
         ActorCritic(hidden_sizes=(32,), oracle_guide=True)  # no critic: refused
     path = save_checkpoint(tmp_path / "g.pt", policy, config={})

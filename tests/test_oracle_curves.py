@@ -1,4 +1,4 @@
-"""``benchmarks/oracle_curves.py --ablation``: checkpoints of a run played on the ablation's
+"""``benchmarks/studies/oracle_curves.py --ablation``: checkpoints of a run played on the ablation's
 seeds become one curve, labelled with them, pooled over the seeds; other specs become levels."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_ablation_rows_become_a_pooled_curve_and_levels(tmp_path):
     src = tmp_path / "abl.json"
     src.write_text(json.dumps(rows))
     png = tmp_path / "c.png"
-    cmd = [sys.executable, "benchmarks/oracle_curves.py", "--ablation", str(src), "-o", str(png)]
+    cmd = [sys.executable, "benchmarks/studies/oracle_curves.py", "--ablation", str(src), "-o", str(png)]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     lines = [line for line in out.splitlines() if "hands)" in line]
     # pooled: the seeds' mean, half-widths in quadrature / 2 = sqrt(0.36 + 0.64) / 2 = 0.5
@@ -43,5 +43,7 @@ def test_ablation_rows_become_a_pooled_curve_and_levels(tmp_path):
 
 
 def test_no_input_is_one_line():
-    r = subprocess.run([sys.executable, "benchmarks/oracle_curves.py"], cwd=ROOT, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "benchmarks/studies/oracle_curves.py"], cwd=ROOT, capture_output=True, text=True
+    )
     assert r.returncode == 2 and "give run folders" in r.stderr

@@ -1,4 +1,4 @@
-"""``benchmarks/play_ensemble.py``: a one-member ensemble plays exactly as that member (its paired
+"""``benchmarks/studies/play_ensemble.py``: a one-member ensemble plays exactly as that member (its paired
 difference to it is zero on every hand), and a bad member fails with one line before any hand."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*args, cwd=ROOT):
-    cmd = [sys.executable, "benchmarks/play_ensemble.py", *args]
+    cmd = [sys.executable, "benchmarks/studies/play_ensemble.py", *args]
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
 
 

@@ -15,7 +15,7 @@ BLOCK = re.compile(r"```(python|bash)\n(.*?)```", re.S)
 
 
 def test_the_readme_is_a_front_door():
-    assert len(README.splitlines()) <= 200
+    assert len(README.splitlines()) <= 120
 
 
 def test_every_command_shown_is_installed():

@@ -35,6 +35,8 @@ def test_spec_grammar():
         "belief": 0,
         "sir": 0,
         "model": "belief",
+        "margin": 0.0,
+        "like": 0,
         "wins": 0,
         "seed": 3,
     }
@@ -184,3 +186,111 @@ def test_search_agent_checks_its_options():
         SearchAgent(worlds=1)
     with pytest.raises(ValueError, match="unknown search options"):
         SearchAgent(depth=3)
+
+
+def _decision_batch(seeds=(3, 11, 19), per_game=12):
+    """Observations and masks of several games' decisions with two or more legal actions."""
+    rng = random.Random(5)
+    obs, masks = [], []
+    for s in seeds:
+        game = Game()
+        game.reset(seed=s)
+        taken = 0
+        while not game.done and taken < per_game:
+            if len(game.legal_actions) >= 2:
+                obs.append(obs_of(game, game.seat))
+                masks.append(game.mask.copy())
+                taken += 1
+            game.step(claimy_action(game, rng))
+    return np.stack(obs), np.stack(masks)
+
+
+@pytest.mark.parametrize("opts", [{"worlds": 8, "z": 0.0}, {"worlds": 4, "z": 0.0, "like": 3}])
+def test_a_batch_is_searched_as_its_rows_one_by_one(opts):
+    """The searched decisions of one act() are rolled out together: same choices, same counters
+    as when each row is searched alone."""
+    obs, masks = _decision_batch()
+    together, alone = SearchAgent(**opts), SearchAgent(**opts)
+    together.reset(9)
+    alone.reset(9)
+    a = together.act(obs, masks)
+    b = np.array([int(alone.act(obs[i : i + 1], masks[i : i + 1])[0]) for i in range(len(obs))])
+    assert (a == b).all() and (masks[np.arange(len(a)), a] == 1).all()
+    keys = ("decisions", "searched", "deviated", "fallback", "rollouts")
+    assert {k: together.stats[k] for k in keys} == {k: alone.stats[k] for k in keys}
+    assert together.stats["searched"] > 10 and together.stats["deviated"] > 0
+
+
+def test_margin_searches_only_the_policys_close_decisions():
+    obs, masks = _decision_batch()
+    policy = make_agent("pretrained")
+    probs, _ = policy.action_probs(obs, masks)
+    own = probs[np.arange(len(obs)), policy.act(obs, masks)]
+    agent = make_agent("search:pretrained:worlds=4,margin=0.9")
+    agent.act(obs, masks)
+    every = make_agent("search:pretrained:worlds=4")
+    every.act(obs, masks)
+    close = int((own < 0.9).sum())
+    assert 0 < close < len(obs)
+    assert (
+        agent.stats["searched"] + agent.stats["fallback"] <= close < every.stats["searched"] + every.stats["fallback"]
+    )
+    with pytest.raises(AgentSpecError, match="margin needs a policy blueprint"):
+        make_agent("search:heuristic:margin=0.5")
+    with pytest.raises(AgentSpecError, match="margin must be in 0..1"):
+        make_agent("search:pretrained:margin=1.5")
+    with pytest.raises(AgentSpecError, match="three world filters"):
+        make_agent("search:pretrained:like=4,sir=4")
+
+
+def test_discard_likelihood_ranks_the_true_hands_above_random_worlds():
+    """Every seat played by the policy: the real table makes the other seats' last discards more
+    likely under the policy than the worlds drawn uniformly from seat 0's view do."""
+    from fzmj.agents.search import discard_log_likelihood
+    from fzmj_env import VectorEnv
+
+    policy = make_agent("pretrained")
+    truth_total = world_total = 0.0
+    found = 0
+    for seed in range(40):
+        if found == 4:
+            break
+        game = Game()
+        game.reset(seed=seed)
+        while not game.done and not (game.seat == 0 and game.view.n_disc[1:].min() >= 2):
+            game.step(int(policy.act(obs_of(game, game.seat)[None], game.mask[None])[0]))
+        if game.done:
+            continue
+        found += 1
+        truth = discard_log_likelihood(game.buf, 1, policy, game.win_table)[0]
+        env = VectorEnv(32, auto_reset=False)
+        env.reset()
+        env.load_worlds(np.arange(32), game.buf, 0, 0, np.arange(32))
+        worlds = discard_log_likelihood(env.buf, 32, policy, game.win_table)
+        assert np.isfinite(worlds).all() and (worlds <= 0).all()
+        truth_total += truth
+        world_total += worlds.mean()
+    assert found == 4
+    assert truth_total > world_total
+
+
+def test_policy_search_ignores_hidden_tiles():
+    """Hidden tiles changed in the real game: the same decisions from search:pretrained with
+    world weighting and the margin gate (the worlds it draws depend on the seat's view only)."""
+    rng = random.Random(8)
+    agent = make_agent("search:pretrained:worlds=4,like=2,margin=0.99,z=0")
+    game = Game()
+    game.reset(seed=33)
+    checked = 0
+    while not game.done and checked < 5:
+        seat = game.seat
+        if len(game.legal_actions) >= 2:
+            other = scramble_hidden(game, seat, rng)
+            agent.reset(7)
+            a = int(agent.act(obs_of(game, seat)[None], game.mask[None])[0])
+            agent.reset(7)
+            b = int(agent.act(obs_of(other, seat)[None], other.mask[None])[0])
+            assert a == b and game.mask[a] == 1
+            checked += 1
+        game.step(claimy_action(game, rng))
+    assert checked == 5

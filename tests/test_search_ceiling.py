@@ -1,4 +1,4 @@
-"""The known-hands search ceiling (a diagnostic in benchmarks/, never an agent) runs end to end
+"""The known-hands search ceiling (a diagnostic in benchmarks/studies/, never an agent) runs end to end
 and keeps the true hands in its worlds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "studies"))
 import search_ceiling  # noqa: E402
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser_helpers import CHROMIUM, CHROMIUM_ARGS, chromium_found, launch
 
 import fzmj_env as F
 from fzmj.agents import make_agent
@@ -27,21 +27,6 @@ from fzmj.web.play import play_agents
 from fzmj.web.replay import write_replay
 from fzmj_env.actions import A_HU
 
-CHROMIUM = (
-    os.environ.get("FZMJ_CHROMIUM")
-    or shutil.which("chromium")
-    or shutil.which("chromium-browser")
-    or "/usr/bin/chromium"
-)
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # CI runs as root
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm
-]
 OUT = Path(os.environ.get("FZMJ_TEST_OUTPUT", Path(__file__).parent / "output")) / "web"
 
 if os.environ.get("FZMJ_NO_BROWSER") == "1":
@@ -54,11 +39,11 @@ def browser():
         from playwright.sync_api import sync_playwright
     except ImportError:
         pytest.fail("the browser tests need Playwright for Python: pip install -e '.[dev]'")
-    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+    if not chromium_found():
         pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set FZMJ_CHROMIUM)")
     OUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        b = launch(p)
         yield b
         b.close()
 

@@ -11,7 +11,7 @@ candidate) by
   ``(N, 3, 27)`` (relative seats 1..3, every kind): ``public`` (the default,
   :func:`public_win_on`: a readiness table by the seat's discards and melds times a wait table
   by what the kind looks like from here, both fitted on self-play with the hidden hands as
-  labels, ``benchmarks/defend_fit.py``), or ``belief=SPEC``, a learned belief model
+  labels, ``benchmarks/studies/defend_fit.py``), or ``belief=SPEC``, a learned belief model
   (``fzmj.agents.belief.load_belief(SPEC).predict(obs)["win_on"]``; any object with that
   ``predict`` may be passed as ``belief``).
 * :func:`win_chance` is the offence a discard keeps: the chance that the s + 1 improvements
@@ -59,7 +59,7 @@ from .heuristic import heuristic_row, legal_or_first
 
 __all__ = ["DefendAgent", "defend_kernel", "public_win_on", "danger_cells", "parse_defend_options"]
 
-# ---- the cells of the fitted tables (benchmarks/defend_fit.py fits them) ---------------------------
+# ---- the cells of the fitted tables (benchmarks/studies/defend_fit.py fits them) ---------------------------
 READY_DISC = 18  # discards made by the seat: 0..17 (17 = 17 or more)
 READY_MELDS = 5  # melds (concealed kongs included): 0..4
 READY_CELLS = READY_DISC * READY_MELDS

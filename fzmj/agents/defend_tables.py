@@ -1,4 +1,4 @@
-"""Tables of ``heuristic:defend`` (``fzmj/agents/defend.py``), written by benchmarks/defend_fit.py (20000 hands of 4 heuristic, seed 900)."""
+"""Tables of ``heuristic:defend`` (``fzmj/agents/defend.py``), written by benchmarks/studies/defend_fit.py (20000 hands of 4 heuristic, seed 900)."""
 
 import numpy as np
 

@@ -140,8 +140,8 @@ class ActorCritic(nn.Module):
             hand_features=hand_features,
         )
         self.oracle_critic, self.oracle_guide = oracle_critic, bool(oracle_guide)
-        if self.oracle_guide and not (oracle_critic and network == "mlp"):
-            raise ValueError("oracle_guide needs oracle_critic and network mlp")
+        if self.oracle_guide and not oracle_critic:
+            raise ValueError("oracle_guide needs oracle_critic")
         # the oracle planes the critic reads: today's layout, or the 37 of oracle_v1 for an older checkpoint
         self.oracle_channels = (oracle_channels or ORACLE_CHANNELS) if oracle_critic else 0
         if oracle_critic:  # the keys only then: the specs of every other checkpoint stay as they were
@@ -168,11 +168,11 @@ class ActorCritic(nn.Module):
             raise ValueError("belief_spec is given but belief_planes is false")
         self.in_planes = self.host_planes + (BELIEF_NUM_PLANES if self.belief_planes else 0)
         C, W = self.in_planes, OBS_SHAPE[1]
+        guide = self.oracle_channels if self.oracle_guide else 0  # the actor's oracle planes, extra channels
         if network == "mlp":
-            guide = self.oracle_channels if self.oracle_guide else 0
             self.trunk = MLPTrunk((C + guide) * W, list(hidden_sizes), input_layer)
         elif network == "resnet":
-            self.trunk = ResNetTrunk(C, res_channels, res_blocks, list(hidden_sizes))
+            self.trunk = ResNetTrunk(C + guide, res_channels, res_blocks, list(hidden_sizes))
         else:
             raise ValueError(f"network must be 'mlp' or 'resnet', got {network!r}")
         self.actor = layer_init(nn.Linear(self.trunk.out_features, NUM_ACTIONS), std=0.01)
@@ -240,14 +240,15 @@ class ActorCritic(nn.Module):
 
     def actor_input(self, obs: torch.Tensor, guide: torch.Tensor | None) -> torch.Tensor:
         """The actor trunk's input from prepared ``obs``: the observation, and for an oracle-guided
-        policy the oracle planes ``guide`` after their dropout (None: zeros, as at play time)."""
+        policy the oracle planes ``guide`` after their dropout (None: zeros, as at play time), as
+        more planes over the same 27 kinds (the MLP flattens them in the same order as before)."""
         if not self.oracle_guide:
             return obs
         if guide is None:
             guide = torch.zeros((obs.shape[0], self.oracle_channels, obs.shape[2]), dtype=obs.dtype, device=obs.device)
         elif guide.shape[1] != self.oracle_channels:
             raise ValueError(f"this policy's actor reads {self.oracle_channels} oracle planes, got {guide.shape[1]}")
-        return torch.cat([obs.flatten(1), guide.to(obs.dtype).flatten(1)], dim=1)
+        return torch.cat([obs, guide.to(obs.dtype)], dim=1)
 
     # -- what PPO calls -----------------------------------------------------------------------
     def get_value(self, obs: torch.Tensor, oracle: torch.Tensor | None = None) -> torch.Tensor:

@@ -21,6 +21,11 @@ Spec grammar (``make_agent``, ``fzmj-eval --agents``)::
   importance weight under the belief (sampling-importance-resampling; ``fzmj_env/resample.py``);
 * ``model=NAME`` (``belief``) the belief model of ``sir``: ``belief`` (shipped) or a checkpoint
   path without a colon;
+* ``margin=P`` (0: off) search only the close decisions: those where the blueprint's own
+  probability of its choice is below P (a policy blueprint: ``pretrained``, ``ppo:PATH``);
+* ``like=F`` (0: off) worlds weighted by what the other seats did, with the blueprint as their
+  model: draw F x M worlds, weigh each by the blueprint's probability of every other seat's last
+  discard from that world's hand, and keep M of them drawn in proportion to that weight;
 * ``wins=0|1`` (0) whether a win the blueprint declares may be searched (and declined): off by
   default, since uniform worlds overrate waiting (measured in docs/baselines.md);
 * ``seed=S`` (0) the stream of the worlds (reseeded by ``reset(seed)``).
@@ -33,7 +38,10 @@ blueprint's action is played), M worlds are drawn from it (``fzmj_env/resample.p
 into K x M tables of one ``VectorEnv``: every candidate on the same M worlds (common random
 numbers); the candidate is played, then every seat is played by the blueprint's batch ``act``
 to the end of the hand, all tables stepped together in Numba. The score is the searching seat's
-hand points.
+hand points. The searched decisions of one ``act`` batch are rolled out together, in one
+``VectorEnv``, so the blueprint acts once per step for all of them (a policy's forward pass
+costs little more for a thousand rows than for forty); each decision's worlds, seeds and choice
+are the same as when searched alone.
 """
 
 from __future__ import annotations
@@ -104,6 +112,8 @@ DEFAULTS = {
     "belief": 0,
     "sir": 0,
     "model": "belief",
+    "margin": 0.0,
+    "like": 0,
     "wins": 0,
     "seed": 0,
 }
@@ -360,7 +370,12 @@ def check_search_opts(opts: dict, prefix: str = "") -> dict:
         (opts["late"] >= 0, "late must be >= 0"),
         (0 <= opts["belief"] <= 64, "belief must be 0..64"),
         (0 <= opts["sir"] <= 64, "sir must be 0..64"),
-        (not (opts["belief"] > 1 and opts["sir"] > 1), "belief and sir are two world filters: use one"),
+        (0 <= opts["margin"] <= 1, "margin must be in 0..1"),
+        (0 <= opts["like"] <= 64, "like must be 0..64"),
+        (
+            sum(opts[k] > 1 for k in ("belief", "sir", "like")) <= 1,
+            "belief, sir and like are three world filters: use one",
+        ),
         (isinstance(opts["model"], str) and opts["model"] != "", "model must name a belief model"),
         (opts["wins"] in (0, 1), "wins must be 0 or 1"),
         (0 <= opts["seed"] < 2**64, "seed must be in 0..2**64-1"),
@@ -390,6 +405,8 @@ class SearchAgent(Agent):
             raise TypeError(
                 f"the blueprint must be an Agent (make_agent('search:SPEC') takes a spec), got {blueprint!r}"
             )
+        if self.opts["margin"] > 0 and not hasattr(blueprint, "action_probs"):
+            raise AgentSpecError(f"margin needs a policy blueprint (pretrained, ppo:PATH), not {blueprint.name!r}")
         self.blueprint = blueprint
         self.name = name or f"search:{self.blueprint.name}"
         self._wt = get_win_table()
@@ -424,11 +441,37 @@ class SearchAgent(Agent):
         obs, mask = as_batch(obs, mask)
         base = np.asarray(self.blueprint.act(obs, mask), dtype=np.int64)
         out = base.copy()
+        rows = self._rows_to_search(obs, mask, base)
+        if "_search" in vars(self):  # a diagnostic's own per-decision search (benchmarks/studies/paired_search.py)
+            for i in rows:
+                out[i] = self._search(obs[i], mask[i], int(base[i]))
+            return out
+        t0 = time.perf_counter()
+        jobs = {i: job for i in rows if (job := self._prepare(obs[i], mask[i], int(base[i]))) is not None}
+        for preset in {_preset_of(obs[i]) for i in jobs}:
+            group = [i for i in jobs if _preset_of(obs[i]) == preset]
+            tables = sum(len(jobs[i][0]) * len(jobs[i][2]) for i in group)
+            points = rollout_many(self._rollout_env(preset, tables), self.blueprint, [jobs[i] for i in group])
+            for i, pts in zip(group, points, strict=True):
+                out[i] = self._choose(jobs[i][0], pts, jobs[i][2])
+        if jobs:
+            self.stats["searched"] += len(jobs)
+            self.stats["search_s"] += time.perf_counter() - t0
+        return out
+
+    def _rows_to_search(self, obs, mask, base) -> list[int]:
+        """The rows of a batch to search: the kind of decision asked for (``where``, ``late``), not
+        a win the blueprint declares (unless ``wins``), and, with ``margin``, a close one."""
+        rows = []
         for i in range(obs.shape[0]):
             self.stats["decisions"] += 1
             if self._wanted(obs[i], mask[i]) and (self.opts["wins"] or base[i] not in (state.A_HU, state.A_ROB)):
-                out[i] = self._search(obs[i], mask[i], int(base[i]))
-        return out
+                rows.append(i)
+        if rows and self.opts["margin"] > 0:  # the blueprint's own probability of its choice
+            probs, _ = self.blueprint.action_probs(obs[rows], mask[rows])
+            own = probs[np.arange(len(rows)), base[rows]]
+            rows = [i for i, p in zip(rows, own, strict=True) if p < self.opts["margin"]]
+        return rows
 
     def _wanted(self, o, mk) -> bool:
         if mk.sum() < 2:
@@ -472,36 +515,60 @@ class SearchAgent(Agent):
         return self._envs[key]
 
     def _search(self, o, mk, base) -> int:
-        """One searched decision: the candidate with the best mean hand points on the same M
-        worlds, if its paired gain over the blueprint's choice clears z standard errors."""
+        """One decision searched alone (what ``act`` does for a batch of them)."""
+        job = self._prepare(o, mk, base)
+        if job is None:
+            return base
         t0 = time.perf_counter()
+        pts = rollout_many(self._rollout_env(_preset_of(o), len(job[0]) * len(job[2])), self.blueprint, [job])[0]
+        self.stats["searched"] += 1
+        self.stats["search_s"] += time.perf_counter() - t0
+        return self._choose(job[0], pts, job[2])
+
+    def _rollout_env(self, rules: str, n: int):
+        """A rollout env of at least ``n`` tables (sizes rounded up to a power of two, so a few
+        envs serve every batch)."""
+        return self._env(rules, 1 << max(4, (n - 1).bit_length()))
+
+    def _prepare(self, o, mk, base):
+        """``(candidates, state, world seeds)`` of one decision to search, or None when there is
+        one candidate or the observation cannot be turned back into a state (the blueprint plays)."""
         cands = self.candidates(o, mk, base)
         buf = state_from_obs(o, mk, self._wt) if len(cands) >= 2 else None
         if buf is None:
             self.stats["fallback"] += len(cands) >= 2
-            return base
-        M, K = self.opts["worlds"], len(cands)
+            return None
+        M = self.opts["worlds"]
         self._n += 1
-        seeds = engine_seeds(self._seed, self._n, M * max(1, self.opts["belief"], self.opts["sir"]))
+        seeds = engine_seeds(self._seed, self._n, M * max(1, self.opts["belief"], self.opts["sir"], self.opts["like"]))
         if self.opts["belief"] > 1:
             seeds = self._filter(o, buf, seeds, M)
         elif self.opts["sir"] > 1:
             seeds = self._sir(o, buf, seeds, M)
-        pts = rollout(self._env(_preset_of(o), K * M), self.blueprint, buf, cands, seeds)
+        elif self.opts["like"] > 1:
+            seeds = self._likely(o, buf, seeds, M)
+        self.stats["rollouts"] += len(cands) * M
+        return cands, buf, seeds
+
+    def _choose(self, cands, pts, seeds) -> int:
+        """The candidate with the best mean hand points on the same M worlds (``pts``: (K, M)),
+        if its paired gain over the blueprint's choice clears z standard errors; else the
+        blueprint's choice."""
         diff = pts[1:] - pts[0]  # (K-1, M) paired gains over the blueprint's choice
         mean = diff.mean(1)
-        # worlds kept by resampling (sir) repeat: M copies of fewer distinct worlds are fewer samples
+        # worlds kept by resampling (sir, like) repeat: M copies of fewer distinct worlds are fewer samples
         se = diff.std(1, ddof=1) / np.sqrt(len(np.unique(seeds)))
         ok = mean > self.opts["z"] * se
-        choice = base
-        if ok.any():
-            j = int(np.argmax(np.where(ok, mean, -np.inf)))
-            choice = cands[1 + j]
-            self.stats["deviated"] += 1
-        self.stats["searched"] += 1
-        self.stats["rollouts"] += K * M
-        self.stats["search_s"] += time.perf_counter() - t0
-        return choice
+        if not ok.any():
+            return cands[0]
+        self.stats["deviated"] += 1
+        return cands[1 + int(np.argmax(np.where(ok, mean, -np.inf)))]
+
+    def _resampled(self, seeds, log_w, M) -> np.ndarray:
+        """M of ``seeds`` drawn with replacement in proportion to ``exp(log_w)``."""
+        w = np.exp(log_w - log_w.max()) if np.isfinite(log_w).any() else np.ones(len(log_w))
+        rng = np.random.default_rng(np.random.SeedSequence([self._seed & 0xFFFFFFFF, self._seed >> 32, self._n, 7]))
+        return seeds[rng.choice(len(seeds), size=M, p=w / w.sum())]
 
     def _sir(self, o, buf, seeds, M) -> np.ndarray:
         """M of ``seeds`` drawn with replacement, each with probability proportional to its
@@ -509,10 +576,7 @@ class SearchAgent(Agent):
         env = self._env(_preset_of(o), len(seeds))
         tables = np.arange(len(seeds))
         env.load_worlds(tables, buf, 0, 0, seeds, belief=belief_factors(self.belief_model, o, buf))
-        lw = env.world_log_weights
-        w = np.exp(lw - lw.max()) if np.isfinite(lw).any() else np.ones(len(lw))
-        rng = np.random.default_rng(np.random.SeedSequence([self._seed & 0xFFFFFFFF, self._seed >> 32, self._n, 7]))
-        return seeds[rng.choice(len(seeds), size=M, p=w / w.sum())]
+        return self._resampled(seeds, env.world_log_weights, M)
 
     def _filter(self, o, buf, seeds, M) -> np.ndarray:
         """The M of ``seeds`` whose worlds best explain the other seats' last discards under the
@@ -524,6 +588,13 @@ class SearchAgent(Agent):
         score = explained_discards(env.buf, len(seeds), self.blueprint, self._wt)
         keep = np.argsort(-score, kind="stable")[:M]
         return seeds[keep]
+
+    def _likely(self, o, buf, seeds, M) -> np.ndarray:
+        """M of ``seeds`` drawn in proportion to how likely the blueprint, as the other seats'
+        model, finds their last discards in each world (``like`` option)."""
+        env = self._env(_preset_of(o), len(seeds))
+        env.load_worlds(np.arange(len(seeds)), buf, 0, 0, seeds)
+        return self._resampled(seeds, discard_log_likelihood(env.buf, len(seeds), self.blueprint, self._wt), M)
 
 
 def belief_factors(model, o, buf) -> np.ndarray:
@@ -537,9 +608,10 @@ def belief_factors(model, o, buf) -> np.ndarray:
     return np.where(prior > 0, np.maximum(dist, 1e-3) / np.maximum(prior, 1e-12), 1.0)
 
 
-def explained_discards(buf, n, blueprint, wt) -> np.ndarray:
-    """For tables 0..n-1 of ``buf`` (worlds of seat 0): how many of seats 1-3 the blueprint
-    would have discarded their last discard for, holding their world hand plus that tile."""
+def last_discard_rows(buf, n, wt):
+    """Seats 1-3 of tables 0..n-1 of ``buf`` (worlds of seat 0) just before their last discard,
+    each holding its world hand plus that tile: ``(obs, masks, tile, rows)``, row ``3t+s-1``,
+    ``tile`` the discard (-1: none yet), ``rows`` the rows that have one."""
     obs = np.zeros((3 * n, NUM_CHANNELS, 27), np.int8)
     masks = np.zeros((3 * n, state.NUM_ACTIONS), np.int8)
     tile = np.full(3 * n, -1, np.int64)
@@ -555,12 +627,34 @@ def explained_discards(buf, n, blueprint, wt) -> np.ndarray:
         masks,
         tile,
     )
-    rows = np.flatnonzero(tile >= 0)
+    return obs, masks, tile, np.flatnonzero(tile >= 0)
+
+
+def explained_discards(buf, n, blueprint, wt) -> np.ndarray:
+    """For tables 0..n-1 of ``buf`` (worlds of seat 0): how many of seats 1-3 the blueprint
+    would have discarded their last discard for, holding their world hand plus that tile."""
+    obs, masks, tile, rows = last_discard_rows(buf, n, wt)
     score = np.zeros(n, np.int64)
     if len(rows):
         hit = np.asarray(blueprint.act(obs[rows], masks[rows])) == tile[rows]
         np.add.at(score, rows // 3, hit.astype(np.int64))
     return score
+
+
+def discard_log_likelihood(buf, n, blueprint, wt, floor: float = 1e-3) -> np.ndarray:
+    """For tables 0..n-1 of ``buf`` (worlds of seat 0): the log-probability, under the blueprint
+    as every other seat's model, of seats 1-3's last discards from their world hands (each
+    probability floored at ``floor``, so one odd discard never rules a world out). A blueprint
+    without ``action_probs`` counts 1 for its own choice, ``floor`` otherwise."""
+    obs, masks, tile, rows = last_discard_rows(buf, n, wt)
+    logp = np.zeros(n)
+    if len(rows):
+        if hasattr(blueprint, "action_probs"):
+            p = blueprint.action_probs(obs[rows], masks[rows])[0][np.arange(len(rows)), tile[rows]]
+        else:
+            p = (np.asarray(blueprint.act(obs[rows], masks[rows])) == tile[rows]).astype(np.float64)
+        np.add.at(logp, rows // 3, np.log(np.maximum(p, floor)))
+    return logp
 
 
 @njit(cache=True)
@@ -591,17 +685,23 @@ def engine_seeds(seed: int, n: int, M: int) -> np.ndarray:
     return ss.generate_state(M, np.uint64)
 
 
-def rollout(env, blueprint, buf, cands, seeds) -> np.ndarray:
-    """Hand points of seat 0 of ``buf`` after each candidate on each world: ``(K, M)``. Every
-    candidate is played on the same M worlds (common random numbers), then every seat by the
-    blueprint's batch ``act``, all tables stepped together, to the end of the hand."""
-    K, M = len(cands), len(seeds)
-    tables = np.arange(K * M)
-    env.load_worlds(tables, buf, 0, 0, np.tile(seeds, K))
-    obs, mask, seat, *_ = env.step_tables(tables, np.repeat(np.asarray(cands, np.int64), M))
+def rollout_many(env, blueprint, jobs) -> list[np.ndarray]:
+    """:func:`rollout` of several decisions at once: ``jobs`` are ``(candidates, state, seeds)``;
+    each gets K x M tables of ``env`` (every candidate on its own M worlds), and all of them are
+    played by the blueprint together, one batch ``act`` per step. Returns each job's ``(K, M)``."""
+    spans, off = [], 0
+    for cands, buf, seeds in jobs:
+        K, M = len(cands), len(seeds)
+        env.load_worlds(np.arange(off, off + K * M), buf, 0, 0, np.tile(seeds, K))
+        spans.append((off, K, M))
+        off += K * M
+    tables = np.arange(off)
+    first = np.concatenate([np.repeat(np.asarray(c, np.int64), len(sd)) for c, _, sd in jobs])
+    obs, mask, seat, *_ = env.step_tables(tables, first)
     live = tables[seat[tables] >= 0]
     while len(live):
         acts = np.asarray(blueprint.act(obs[live], mask[live]), dtype=np.int64)
         obs, mask, seat, *_ = env.step_tables(live, acts)
         live = live[seat[live] >= 0]
-    return env.buf["points"][: K * M, 0].astype(np.float64).reshape(K, M)
+    pts = env.buf["points"][:off, 0].astype(np.float64)
+    return [pts[o : o + K * M].reshape(K, M) for o, K, M in spans]

@@ -248,161 +248,208 @@ def _data(run_dir: Path, a: BeliefArgs, progress) -> tuple[dict, dict]:
     return sets["train"], sets["val"]
 
 
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _resume(resume: str, epochs: int | None) -> tuple[BeliefArgs, dict, Path]:
+    """The checkpoint ``resume``, checked and resumable; its run's settings (``epochs`` replaced
+    when given, checked) and its run folder."""
+    import torch
+
+    from fzmj.agents.belief import check_belief_checkpoint
+
+    p = Path(resume)
+    if not p.is_file():
+        raise BeliefConfigError(f"--resume: no such checkpoint {resume!r}")
+    try:
+        ckpt = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001
+        raise BeliefConfigError(f"--resume: {p} is not a readable checkpoint ({type(e).__name__})") from None
+    check_belief_checkpoint(ckpt, str(p))
+    if "optimizer" not in ckpt or "config" not in ckpt:
+        raise BeliefConfigError(f"--resume: {p} holds the network only (no optimizer state): not resumable")
+    try:
+        a = BeliefArgs(**ckpt["config"])
+    except TypeError as e:
+        raise BeliefConfigError(f"--resume: {p}: its config does not fit this fzmj-belief ({e})") from None
+    if epochs is not None:
+        a.epochs = epochs
+    return check_args(a), ckpt, resume_run_dir(p)
+
+
+def _write_atomically(path: Path, data: dict) -> None:
+    """``torch.save`` to a temporary next to ``path`` (the temporaries ``save_checkpoint`` uses,
+    so a killed run's are removed on resume), then renamed over it."""
+    import torch
+
+    from fzmj.agents.checkpoint import umask
+
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(data, f)
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _Fit:
+    """One run's network, optimizer, generator and counters, fresh (seeded from ``a.seed``) or
+    from the checkpoint ``ckpt``; an epoch of training, the held-out report, the checkpoints."""
+
+    def __init__(self, a: BeliefArgs, ckpt: dict | None, train_set: dict, val_set: dict, run_dir: Path):
+        import torch
+        from torch.utils.tensorboard import SummaryWriter
+
+        from fzmj.agents.belief import OBS_LAYOUTS
+        from fzmj.agents.belief_net import BeliefNet
+
+        self.a, self.train_set, self.val_set, self.run_dir = a, train_set, val_set, run_dir
+        torch.manual_seed(a.seed)
+        self.channels = OBS_LAYOUTS[a.obs_version]
+        self.net = BeliefNet(self.channels, a.hidden, arch=a.arch)
+        self.opt = torch.optim.Adam(self.net.parameters(), lr=a.lr)
+        self.rng = np.random.default_rng(a.seed)
+        self.start_epoch, self.step = 0, 0
+        if ckpt is not None:
+            self.net.load_state_dict(ckpt["model"])
+            self.opt.load_state_dict(ckpt["optimizer"])
+            self.rng.bit_generator.state = ckpt["rng"]["numpy"]
+            torch.set_rng_state(ckpt["rng"]["torch"])
+            self.start_epoch, self.step = ckpt["epoch"], ckpt["step"]
+        self.epoch = self.start_epoch - 1
+        self.writer = SummaryWriter(str(run_dir))
+        self.n = len(train_set["ready"])
+        self.batches = (self.n + a.batch_size - 1) // a.batch_size
+        self.targets = [  # the heads' labels: concealed counts, ready, wins-on
+            torch.from_numpy(train_set["counts"].astype(np.int64)),
+            torch.from_numpy(train_set["ready"].astype(np.float32)),
+            torch.from_numpy(train_set["win_on"].astype(np.float32)),
+        ]
+        self.metrics: dict = dict(ckpt.get("metrics") or {}) if ckpt else {}
+
+    def train_epoch(self, t0: float) -> float:
+        """One pass over the training set in a fresh random order; the mean batch loss."""
+        import torch
+
+        from .belief_data import unpack
+
+        a, net, opt, writer = self.a, self.net, self.opt, self.writer
+        net.train()
+        perm = self.rng.permutation(self.n)
+        tot = 0.0
+        for b in range(self.batches):
+            idx = np.sort(perm[b * a.batch_size : (b + 1) * a.batch_size])
+            out = net(torch.from_numpy(unpack(self.train_set["obs"][idx])))
+            li = torch.from_numpy(idx)
+            loss, l_conc, l_ready, l_win = belief_loss(out, *(t[li] for t in self.targets))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            self.step += 1
+            tot += float(loss.detach())
+            if self.step % a.log_every == 0:
+                writer.add_scalar("train/loss", loss.item(), self.step)
+                writer.add_scalar("train/concealed", l_conc.item(), self.step)
+                writer.add_scalar("train/ready", l_ready.item(), self.step)
+                writer.add_scalar("train/win_on", l_win.item(), self.step)
+                _say(
+                    f"epoch {self.epoch + 1}/{a.epochs} | batch {b + 1}/{self.batches} | loss {loss.item():.4f} "
+                    f"| {self.step * a.batch_size / max(time.time() - t0, 1e-9):,.0f} samples/s"
+                )
+        return tot / self.batches
+
+    def validate(self, base: dict, train_loss: float) -> None:
+        """The held-out report: TensorBoard ``val/*``, ``calibration.json``, ``metrics.json``, one console line."""
+        import torch
+
+        def predict(x):
+            return {k: v.numpy() for k, v in self.net.probabilities(torch.from_numpy(x)).items()}
+
+        self.net.eval()
+        m, cal = evaluate(predict, self.val_set, base)
+        m["epoch"] = self.epoch + 1
+        m["train_loss"] = train_loss
+        self.metrics = m
+        for k, v in m.items():
+            if isinstance(v, float):
+                self.writer.add_scalar(f"val/{k}", v, self.step)
+        self.writer.add_text("val/calibration", "\n".join(json.dumps(r) for r in cal), self.step)
+        self.writer.flush()
+        (self.run_dir / "calibration.json").write_text(json.dumps(cal, indent=1))
+        (self.run_dir / "metrics.json").write_text(json.dumps(m, indent=1))
+        _say(
+            f"epoch {self.epoch + 1}/{self.a.epochs} | held-out: win_on log-loss {m['win_on_logloss']:.4f} "
+            f"(const {m['win_on_logloss_const']:.4f}) | danger log-loss {m['danger_logloss']:.4f} "
+            f"(const {m['danger_logloss_const']:.4f}) AUC {m['danger_auc']:.3f} | ready AUC {m['ready_auc']:.3f} "
+            f"| concealed {m['concealed_logloss']:.4f} (const {m['concealed_logloss_const']:.4f})"
+        )
+
+    def save(self, name: str, full: bool) -> None:
+        """``checkpoints/NAME``: the network and the run's settings; ``full``: the optimizer and the generators too."""
+        import torch
+
+        from fzmj.agents.belief import FORMAT, VERSION
+
+        a, net = self.a, self.net
+        data = {
+            "format": FORMAT,
+            "version": VERSION,
+            "obs_version": a.obs_version,
+            "num_channels": self.channels,
+            "rules": a.rules,
+            "belief_spec": dict(net.spec),
+            "model": {k: v.detach().clone() for k, v in net.state_dict().items()},
+            "config": asdict(a),
+            "epoch": self.epoch + 1,
+            "step": self.step,
+            "metrics": self.metrics,
+            "data": {"agents": list(a.agents), "train_decisions": self.n, "val_decisions": len(self.val_set["ready"])},
+        }
+        if full:
+            data["optimizer"] = self.opt.state_dict()
+            data["rng"] = {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()}
+        _write_atomically(self.run_dir / "checkpoints" / name, data)
+
+
 def train(
     a: BeliefArgs, resume: str | None = None, overwrite: bool = False, epochs: int | None = None, sets=None
 ) -> dict:
     """One run (module docstring); returns the last held-out metrics. On ``resume`` the run's own
     settings are used, except ``epochs`` when given (to train a finished run further). ``sets``:
-    ``(train, val)`` data already made (``benchmarks/belief_curve.py``: nested subsets of one
+    ``(train, val)`` data already made (``benchmarks/studies/belief_curve.py``: nested subsets of one
     set), used instead of the run folder's ``data/`` (not kept there: such a run is not resumable
     from its own folder alone)."""
-    # Long on purpose: one run top to bottom as in the PPO trainer (data, network, epochs with
-    # held-out metrics, checkpoints, TensorBoard), so a reader follows it without jumping.
     import torch
-    from torch.utils.tensorboard import SummaryWriter
 
-    from fzmj.agents.belief import FORMAT, OBS_LAYOUTS, VERSION, check_belief_checkpoint
-    from fzmj.agents.belief_net import BeliefNet
-    from fzmj.agents.checkpoint import umask
-
-    from .belief_data import unpack
     from .checkpoint import remove_stale_temporaries
 
     ckpt = None
     if resume is not None:
-        p = Path(resume)
-        if not p.is_file():
-            raise BeliefConfigError(f"--resume: no such checkpoint {resume!r}")
-        try:
-            ckpt = torch.load(p, map_location="cpu", weights_only=True)
-        except Exception as e:  # noqa: BLE001
-            raise BeliefConfigError(f"--resume: {p} is not a readable checkpoint ({type(e).__name__})") from None
-        check_belief_checkpoint(ckpt, str(p))
-        if "optimizer" not in ckpt or "config" not in ckpt:
-            raise BeliefConfigError(f"--resume: {p} holds the network only (no optimizer state): not resumable")
-        try:
-            a = BeliefArgs(**ckpt["config"])
-        except TypeError as e:
-            raise BeliefConfigError(f"--resume: {p}: its config does not fit this fzmj-belief ({e})") from None
-        if epochs is not None:
-            a.epochs = epochs
-        a = check_args(a)
-        run_dir = resume_run_dir(p)
+        a, ckpt, run_dir = _resume(resume, epochs)
     else:
         a = check_args(a)
         run_dir = Path(a.runs_dir) / a.run_name
     lock = open_run_dir(run_dir, resume=ckpt is not None, overwrite=overwrite)
     remove_stale_temporaries(run_dir / "checkpoints")
     torch.set_num_threads(a.threads)
-
-    def say(line: str) -> None:
-        print(line, flush=True)
-
     try:
-        train_set, val_set = sets if sets is not None else _data(run_dir, a, say)
+        train_set, val_set = sets if sets is not None else _data(run_dir, a, _say)
         base = base_rates(train_set)
-        torch.manual_seed(a.seed)
-        C = OBS_LAYOUTS[a.obs_version]
-        net = BeliefNet(C, a.hidden, arch=a.arch)
-        opt = torch.optim.Adam(net.parameters(), lr=a.lr)
-        rng = np.random.default_rng(a.seed)
-        start_epoch, step = 0, 0
-        if ckpt is not None:
-            net.load_state_dict(ckpt["model"])
-            opt.load_state_dict(ckpt["optimizer"])
-            rng.bit_generator.state = ckpt["rng"]["numpy"]
-            torch.set_rng_state(ckpt["rng"]["torch"])
-            start_epoch, step = ckpt["epoch"], ckpt["step"]
-        writer = SummaryWriter(str(run_dir))
-        n = len(train_set["ready"])
-        nb = (n + a.batch_size - 1) // a.batch_size
-        counts_t = torch.from_numpy(train_set["counts"].astype(np.int64))
-        ready_t = torch.from_numpy(train_set["ready"].astype(np.float32))
-        win_t = torch.from_numpy(train_set["win_on"].astype(np.float32))
-        metrics: dict = dict(ckpt.get("metrics") or {}) if ckpt else {}
-
-        def predict(x):
-            return {k: v.numpy() for k, v in net.probabilities(torch.from_numpy(x)).items()}
-
-        def save(path: Path, full: bool) -> None:
-            data = {
-                "format": FORMAT,
-                "version": VERSION,
-                "obs_version": a.obs_version,
-                "num_channels": C,
-                "rules": a.rules,
-                "belief_spec": dict(net.spec),
-                "model": {k: v.detach().clone() for k, v in net.state_dict().items()},
-                "config": asdict(a),
-                "epoch": epoch + 1,
-                "step": step,
-                "metrics": metrics,
-                "data": {"agents": list(a.agents), "train_decisions": n, "val_decisions": len(val_set["ready"])},
-            }
-            if full:
-                data["optimizer"] = opt.state_dict()
-                data["rng"] = {"numpy": rng.bit_generator.state, "torch": torch.get_rng_state()}
-            # the temporaries save_checkpoint uses, so a killed run's are removed on resume
-            fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    torch.save(data, f)
-                os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes it 0600; a checkpoint is an ordinary file
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-
+        fit = _Fit(a, ckpt, train_set, val_set, run_dir)
         t0 = time.time()
-        epoch = start_epoch - 1
-        for epoch in range(start_epoch, a.epochs):
-            net.train()
-            perm = rng.permutation(n)
-            tot = 0.0
-            for b in range(nb):
-                idx = np.sort(perm[b * a.batch_size : (b + 1) * a.batch_size])
-                x = torch.from_numpy(unpack(train_set["obs"][idx]))
-                out = net(x)
-                li = torch.from_numpy(idx)
-                loss, l_conc, l_ready, l_win = belief_loss(out, counts_t[li], ready_t[li], win_t[li])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                step += 1
-                tot += float(loss.detach())
-                if step % a.log_every == 0:
-                    writer.add_scalar("train/loss", loss.item(), step)
-                    writer.add_scalar("train/concealed", l_conc.item(), step)
-                    writer.add_scalar("train/ready", l_ready.item(), step)
-                    writer.add_scalar("train/win_on", l_win.item(), step)
-                    say(
-                        f"epoch {epoch + 1}/{a.epochs} | batch {b + 1}/{nb} | loss {loss.item():.4f} "
-                        f"| {step * a.batch_size / max(time.time() - t0, 1e-9):,.0f} samples/s"
-                    )
-            net.eval()
-            m, cal = evaluate(predict, val_set, base)
-            m["epoch"] = epoch + 1
-            m["train_loss"] = tot / nb
-            metrics = m
-            for k, v in m.items():
-                if isinstance(v, float):
-                    writer.add_scalar(f"val/{k}", v, step)
-            writer.add_text("val/calibration", "\n".join(json.dumps(r) for r in cal), step)
-            writer.flush()
-            (run_dir / "calibration.json").write_text(json.dumps(cal, indent=1))
-            (run_dir / "metrics.json").write_text(json.dumps(m, indent=1))
-            say(
-                f"epoch {epoch + 1}/{a.epochs} | held-out: win_on log-loss {m['win_on_logloss']:.4f} "
-                f"(const {m['win_on_logloss_const']:.4f}) | danger log-loss {m['danger_logloss']:.4f} "
-                f"(const {m['danger_logloss_const']:.4f}) AUC {m['danger_auc']:.3f} | ready AUC {m['ready_auc']:.3f} "
-                f"| concealed {m['concealed_logloss']:.4f} (const {m['concealed_logloss_const']:.4f})"
-            )
-            save(run_dir / "checkpoints" / "last.pt", full=True)
-        if a.epochs > start_epoch or not (run_dir / "checkpoints" / "model.pt").exists():
-            epoch = max(epoch, a.epochs - 1)
-            save(run_dir / "checkpoints" / "model.pt", full=False)
-        writer.close()
-        return metrics
+        for epoch in range(fit.start_epoch, a.epochs):
+            fit.epoch = epoch
+            fit.validate(base, fit.train_epoch(t0))
+            fit.save("last.pt", full=True)
+        if a.epochs > fit.start_epoch or not (run_dir / "checkpoints" / "model.pt").exists():
+            fit.epoch = max(fit.epoch, a.epochs - 1)
+            fit.save("model.pt", full=False)
+        fit.writer.close()
+        return fit.metrics
     finally:
         lock.release()
 

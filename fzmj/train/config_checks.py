@@ -204,8 +204,6 @@ def dependency_problems(args) -> list[str]:
         out.append(
             _got(args, "oracle_guide", "oracle guiding reads the oracle planes of the critic: needs oracle_critic")
         )
-    if args.oracle_guide and args.network != "mlp":
-        out.append(_got(args, "oracle_guide", f"oracle guiding is for network mlp, not {args.network}"))
     if args.oracle_guide and args.oracle_guide_anneal == 0 and not args.bc_checkpoint:
         out.append(
             _got(

@@ -56,7 +56,7 @@ class Evaluator:
     def run_paired(self, ckpt: Path, update: int, global_step: int) -> dict | None:
         """The checkpoint, then ``heuristic``, against three heuristics on the same walls:
         ``eval/paired_vs_heuristic`` (mean per-hand difference) with its 95% CI, and one line of
-        ``paired.jsonl`` in the run folder (``benchmarks/oracle_curves.py`` draws it)."""
+        ``paired.jsonl`` in the run folder (``benchmarks/studies/oracle_curves.py`` draws it)."""
         if not self.main:
             return None
         from fzmj.agents.evaluate import evaluate

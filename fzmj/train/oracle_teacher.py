@@ -1,12 +1,12 @@
 """The all-seeing teacher: a labeller for training that reads the hidden state, never an agent.
 
 ``oracle:defend`` (the ``bc_teacher`` of a config, docs/training.md "Training with what the table
-hides") is the *clairvoyant defender* of ``benchmarks/defence_ceiling.py``: the heuristic, except
+hides") is the *clairvoyant defender* of ``benchmarks/studies/defence_ceiling.py``: the heuristic, except
 that it reads the other seats' hands in the oracle planes (``fzmj_env/encode.py``, ``r*_wins_on``:
 the kinds each seat may win on if discarded now, R9) and, when the heuristic's discard would deal
 in, discards a safe tile instead: the safe one among the lowest-shanten discards with the most
 acceptance, else among the lowest-shanten discards, else (``slack``) among those one shanten
-worse. Against three heuristics it scores about +3.5 points a hand (docs/results.md).
+worse. Against three heuristics it scores about +3.5 points a hand (docs/results_log.md).
 
 Behaviour cloning distils it onto a public student (``train/bc.py``): the student reads its own
 seat's observation only, so it learns which discards the teacher avoids *given what the table

@@ -61,10 +61,11 @@ def guide_keep(update: int, num_updates: int, anneal: float) -> float:
     return max(0.0, 1.0 - (update - 1.0) / (anneal * num_updates))
 
 
-def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ranks) -> int:
+def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ranks, progress: bool = False) -> int:
     """The run, in ``run_dir`` (created, locked and checked writable by :func:`main`): a loop over
-    updates of rollout, advantages, update, log, save and evaluate. Returns the exit code."""
-    run = setup_run(args, resume, run_dir, ranks)
+    updates of rollout, advantages, update, log, save and evaluate. Returns the exit code.
+    ``progress``: a progress bar when the console is a terminal (``fzmj-train --no-progress``: lines)."""
+    run = setup_run(args, resume, run_dir, ranks, progress)
     agent, optimizer, buffer = run.agent, run.optimizer, run.rollout.buffer
     global_step = run.global_step
     stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit
@@ -111,10 +112,11 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
             run.evaluator.run(run.saver.latest, update, global_step)
         if paired:
             run.evaluator.run_paired(run.saver.latest, update, global_step)
-        run.logger.console(update, global_step, result, times, run.evaluator.latest)
+        run.logger.console(update, global_step, result, times, run.evaluator.latest, evaluate or paired)
         if stop.requested:
             break
 
+    run.logger.close()
     run.writer.close()
     stop.restore()
     if stop.requested:
@@ -128,6 +130,12 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
 
 def parse_args(argv=None) -> tuple[Args, dict | None]:
     """The config of the command line, checked; and the checkpoint to resume (or None)."""
+    args, ckpt, _ = parse_command_line(argv)
+    return args, ckpt
+
+
+def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace]:
+    """:func:`parse_args`, and the options that are not config keys (``--no-progress``)."""
     docs = field_docs(Args)
     base = dataclasses.asdict(Args())
     keys = "\n".join(
@@ -169,6 +177,12 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
         action="store_true",
         help="replace the run already in the run folder (default: a fresh run into a folder holding a run is refused)",
     )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="one console line per update even on a terminal (default there: a progress bar; "
+        "the lines always go to train.log in the run folder)",
+    )
     parser.add_argument(  # handled by distributed.launch before parsing
         "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
     )
@@ -189,7 +203,7 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
         else:
             args = load_config(Args, config or resolve_config(DEFAULT_CONFIG), overrides)
         check_before_start(args)
-        return args, ckpt
+        return args, ckpt, ns
     except (ConfigError, FileNotFoundError, ValueError) as e:
         parser.error(str(e))
 
@@ -203,7 +217,7 @@ def _fail(message: str, code: int) -> int:
 def main(argv=None) -> int:
     if (rc := distributed.launch(argv)) is not None:  # --nproc N: relaunch under torchrun
         return rc
-    args, resume = parse_args(argv)
+    args, resume, ns = parse_command_line(argv)
     ranks = distributed.join(args)  # the torchrun group, when launched by torchrun
     if not args.run_name:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
@@ -228,7 +242,7 @@ def main(argv=None) -> int:
     try:
         if args.algo == "distill":  # expert iteration (train/distill.py): same config, run folder, checkpoints
             return distill(args, resume, run_dir, ranks)
-        return train(args, resume, run_dir, ranks)
+        return train(args, resume, run_dir, ranks, progress=not ns.no_progress)
     except NonFiniteError as e:
         kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
         return _fail(f"{e}; the run stopped, {kept} (lower learning_rate or check the config)", 1)

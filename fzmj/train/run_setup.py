@@ -7,6 +7,7 @@ rollout buffer and the rollout itself.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from .advantages import GAE, make_advantages
 from .checkpoint import Saver, set_rng_state
 from .config import to_yaml
 from .evaluation import Evaluator
-from .metrics import HandStats, Logger
+from .metrics import HandStats, Logger, ProgressBar
 from .model import OBS_SHAPE, ORACLE_SHAPE, ActorCritic
 from .opponents import make_pool
 from .rollout import Rollout
@@ -110,8 +111,23 @@ def env_threads_of(args) -> int:
     return min(args.env_threads or numba.config.NUMBA_NUM_THREADS, numba.config.NUMBA_NUM_THREADS)
 
 
-def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
-    """Build a run in ``run_dir`` (created, locked and checked writable by ``main``)."""
+def make_logger(args, writer, stats, ranks, run_dir: Path, resume: bool, progress: bool, start_update, global_step):
+    """The run's :class:`Logger`: ``train.log`` in the run folder on rank 0 (a fresh run starts it
+    empty, a resumed one appends), and the progress bar when asked for and stdout is a terminal."""
+    log_file = bar = None
+    if ranks.main:
+        log_file = run_dir / "train.log"
+        if not resume:
+            log_file.write_text("", encoding="utf-8")
+        if progress and sys.stdout.isatty():
+            bar = ProgressBar(args.num_updates, args.batch_size, start_update, global_step)
+    logger = Logger(writer, args.num_updates, args.log_every, stats, ranks, global_step, log_file=log_file, bar=bar)
+    return logger
+
+
+def setup_run(args, resume: dict | None, run_dir: Path, ranks, progress: bool = False) -> Run:
+    """Build a run in ``run_dir`` (created, locked and checked writable by ``main``); ``progress``:
+    a progress bar on the console when it is a terminal (rank 0), else one line per window."""
     ckpt_dir = run_dir / "checkpoints"
     start_update, global_step = 1, 0
     if resume is not None:
@@ -177,7 +193,9 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks) -> Run:
         rollout=Rollout(env, advantages, pool, buffer, stats, device, ranks.size, args.oracle_critic),
         saver=Saver(ckpt_dir, args, agent, optimizer, pool, np_rng, ranks),
         evaluator=Evaluator(args, run_dir, writer, ranks.main),
-        logger=Logger(writer, args.num_updates, args.log_every, stats, ranks, global_step),
+        logger=make_logger(
+            args, writer, stats, ranks, run_dir, resume is not None, progress, start_update, global_step
+        ),
         writer=writer,
         start_update=start_update,
         global_step=global_step,

@@ -7,7 +7,7 @@ seats; the figure is the mean per-hand difference with its 95% CI over walls. RE
 ``heuristic`` (the issue's target) and, for every checkpoint but the first, the first (the
 control: the lever's gain at the same steps).
 
-    python benchmarks/oracle_ablation.py control=runs/o24_control/checkpoints/latest.pt \\
+    python benchmarks/studies/oracle_ablation.py control=runs/o24_control/checkpoints/latest.pt \\
         critic=runs/o24_critic/checkpoints/latest.pt --seeds 101 202 303 --hands 4000
 
 Many checkpoints of one run (``g4=.../update_000244.pt g8=...``) give a curve on as many hands

@@ -7,7 +7,7 @@ reference hand is one game for all four seats. The 95% CI is over walls (the fou
 wall averaged first: they share the wall). Also: the agent's win and deal-in rates against the
 reference's, and the search counters (searched decisions, deviations, ms per search).
 
-    nice -n 10 python benchmarks/paired_search.py --agent search:heuristic:worlds=64 \\
+    nice -n 10 python benchmarks/studies/paired_search.py --agent search:heuristic:worlds=64 \\
         --ref heuristic --opponent heuristic --walls 50 --seed 1000 [--json]
 """
 

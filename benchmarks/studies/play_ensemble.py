@@ -5,7 +5,7 @@ Each decision takes the legal action with the highest mean log-probability over 
 (their geometric mean: an action any member all but rules out stays out). The members read their
 own seat's view only, as every checkpoint does at play time; a member costs one forward pass.
 
-    python benchmarks/play_ensemble.py pretrained:v2 runs/a/checkpoints/latest.pt runs/b/checkpoints/latest.pt \\
+    python benchmarks/studies/play_ensemble.py pretrained:v2 runs/a/checkpoints/latest.pt runs/b/checkpoints/latest.pt \\
         --control pretrained:v2 --seeds 4041 5051 6061 --hands 4000 --workers 2
 
 It runs ``oracle_ablation.py`` with the control first and the ensemble second (an agent spec

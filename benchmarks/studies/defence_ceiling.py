@@ -13,7 +13,7 @@ upper bound on what better *discard defence* can add to the heuristic; offence (
 value) is not bounded here. Duplicate format as ``fzmj-eval``: every wall in all four seat
 rotations; the 95% CI is over walls.
 
-    python benchmarks/defence_ceiling.py [--walls 1000] [--seed 7] [--slack 1] [--json]
+    python benchmarks/studies/defence_ceiling.py [--walls 1000] [--seed 7] [--slack 1] [--json]
 """
 
 from __future__ import annotations

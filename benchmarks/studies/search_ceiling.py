@@ -6,11 +6,11 @@ rollouts by the blueprint), except that its M worlds are the TRUE table with onl
 ones. No belief can do better than knowing the hands, so the paired gain of this diagnostic
 bounds what worlds from a belief (``search:...:sir=F``) can add; the gap between the two is
 what a better belief could still give. It reads the hidden state, so it is never playable:
-it exists only here, in a benchmark, and plays through ``benchmarks/paired_search.py``'s
+it exists only here, in a benchmark, and plays through ``benchmarks/studies/paired_search.py``'s
 driver (a ``Game`` per hand, the searcher in each seat of each wall in turn, paired against
 REF in the same seat on the same walls).
 
-    nice -n 10 python benchmarks/search_ceiling.py --agent search:heuristic:worlds=32 \\
+    nice -n 10 python benchmarks/studies/search_ceiling.py --agent search:heuristic:worlds=32 \\
         --walls 25 --seed 5000 [--json]
 """
 

@@ -14,7 +14,7 @@ wait: the overall rate). Writes ``fzmj/agents/defend_tables.py``
 with ``--write``, and prints held-out log-loss and AUC of the danger against a constant
 (``--test-walls`` on seed ``--seed + 1``).
 
-    nice -n 10 python benchmarks/defend_fit.py --walls 4000 --write
+    nice -n 10 python benchmarks/studies/defend_fit.py --walls 4000 --write
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from fzmj_env.encode import O_HANDS, O_PASSED, P_PHASE, PC_CLAIM
 from fzmj_env.features import NO_SHANTEN, WS_SIZE, decode, discard_table
 from fzmj_env.vector import VectorEnv
 
-TABLES = Path(__file__).resolve().parents[1] / "fzmj" / "agents" / "defend_tables.py"
+TABLES = Path(__file__).resolve().parents[2] / "fzmj" / "agents" / "defend_tables.py"
 
 
 @njit(cache=True)
@@ -195,7 +195,7 @@ def write_tables(tables, note: str) -> None:
         return np.array2string(np.asarray(a), separator=", ", precision=4, threshold=10**6, max_line_width=110)
 
     lines = [
-        f'"""Tables of ``heuristic:defend`` (``fzmj/agents/defend.py``), written by benchmarks/defend_fit.py ({note})."""',
+        f'"""Tables of ``heuristic:defend`` (``fzmj/agents/defend.py``), written by benchmarks/studies/defend_fit.py ({note})."""',
         "",
         "import numpy as np",
         "",

@@ -6,7 +6,7 @@ heuristics; the line is the mean per-hand difference with its 95% CI. Runs of th
 the same walls, so their curves compare lever against lever (docs/results.md, "Training with
 what the table hides").
 
-    python benchmarks/oracle_curves.py runs/o24_control runs/o24_critic runs/o24_teacher \\
+    python benchmarks/studies/oracle_curves.py runs/o24_control runs/o24_critic runs/o24_teacher \\
         -o docs/results/oracle_curves.png
 
 ``--ablation FILE`` adds the curves of ``oracle_ablation.py --json FILE`` (checkpoints of a run,

@@ -6,9 +6,9 @@ that completes a ready opponent's hand (the engine's ``wait_mask_counts``, its è
 seat that threw a gold excluded), else 0. Against three ``heuristic`` (their game is exactly 0
 against themselves in the duplicate format), so its mean score is its paired gain over the
 heuristic. A diagnostic, never a playable agent (it reads hidden tiles). Compare with
-``benchmarks/defence_ceiling.py`` (a defender that never deals in where a safe tile exists).
+``benchmarks/studies/defence_ceiling.py`` (a defender that never deals in where a safe tile exists).
 
-    python benchmarks/defend_known_hands.py [--walls 500] [--seed 7] [--spec heuristic:defend]
+    python benchmarks/studies/defend_known_hands.py [--walls 500] [--seed 7] [--spec heuristic:defend]
 """
 
 from __future__ import annotations

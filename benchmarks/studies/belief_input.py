@@ -7,9 +7,9 @@ from scratch (``ppo_scratch``), all at the same number of env steps and the same
 pairs each run against the heuristic in the same seat and each belief run against its control,
 on the same walls (``fzmj-eval --paired``, seeds never used in tuning).
 
-    python benchmarks/belief_input.py                       # 3 M steps each, 4,000 hands x 3 seeds
-    python benchmarks/belief_input.py --steps 10000000 --only clone
-    python benchmarks/belief_input.py --eval-only           # the runs already in --runs-dir
+    python benchmarks/studies/belief_input.py                       # 3 M steps each, 4,000 hands x 3 seeds
+    python benchmarks/studies/belief_input.py --steps 10000000 --only clone
+    python benchmarks/studies/belief_input.py --eval-only           # the runs already in --runs-dir
 
 A run already trained to ``--steps`` in ``--runs-dir`` is reused (delete it to train again).
 Prints one Markdown table; ``--json`` keeps every figure.
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEEDS = (31337, 27182, 16180)
 VARIANTS = {  # name: (config, extra --set, the control it is paired with)
     "clone_v3": ("ppo_default", ["obs_version=3"], None),

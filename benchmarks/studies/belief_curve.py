@@ -9,8 +9,8 @@ from seed ``seed + 1000003`` (as ``fzmj-belief``'s). Files already there with th
 are reused (a file of other settings is an error, never overwritten). Each (arch, size) is one ``fzmj-belief`` training run (``fzmj.train.belief.train``
 on those sets) in ``RUNS/{arch}_{size}``; the table gives the last epoch's held-out figures.
 
-    nice -n 19 python benchmarks/belief_curve.py                 # small defaults (minutes)
-    nice -n 19 python benchmarks/belief_curve.py --sizes 100000 400000 1600000 --archs mlp seq \\
+    nice -n 19 python benchmarks/studies/belief_curve.py                 # small defaults (minutes)
+    nice -n 19 python benchmarks/studies/belief_curve.py --sizes 100000 400000 1600000 --archs mlp seq \\
         --epochs 1 --val-decisions 50000 --chunk 400000 --tables 512 --data runs/belief_curve/data --runs-dir runs/belief_curve \\
         --json runs/belief_curve/curve.json
 """
