@@ -12,6 +12,8 @@
    median and max over ``--runs`` runs, for limits 0.1 s and 0.5 s; the next call's restart
    (start the interpreter, hello) is shown too.
 3. End to end: ``evaluate([bot, random])`` hands/s against ``evaluate([random])``.
+4. Versions: ``evaluate([bot, random])`` hands/s of the bot asking for observation v2 or v3 with the
+   legal actions only (the same cost: the tables stay v2), and v3 with the view; interleaved runs.
 """
 
 from __future__ import annotations
@@ -125,11 +127,38 @@ def end_to_end(args) -> None:
         print(f"| {label} | {hands} | {t['hands_per_s']:,.0f} | {t['decisions'] / t['elapsed_s']:,.0f} |")
 
 
+def versions(args) -> None:
+    """``evaluate([bot, random])`` hands/s of the example bot asking for observation v2 and v3, the
+    legal actions only (and v3 with the view, for scale): runs interleaved, medians; the load said."""
+    import os
+
+    from fzmj.agents.evaluate import evaluate
+
+    hands = 256 if args.quick else 1024
+    bots = {
+        "v2, legal only": f"exec:{sys.executable} {BOT}",
+        "v3, legal only": f"exec:{sys.executable} {BOT} --obs-version v3",
+        "v2, legal + view": f"exec:{sys.executable} {BOT} --obs view",
+        "v3, legal + view": f"exec:{sys.executable} {BOT} --obs-version v3 --obs view",
+    }
+    rates: dict = {k: [] for k in bots}
+    load0 = os.getloadavg()[0]
+    for _ in range(args.runs):
+        for label, spec in bots.items():
+            res = evaluate([spec, "random"], hands=hands, seed=0, progress=False)
+            rates[label].append(res["timing"]["hands_per_s"])
+    load = f"load {load0:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    print(f"\n| exec random_bot.py vs random ({hands} hands; {load}) | hands/s (median) | runs |")
+    print("| --- | ---: | --- |")
+    for label, r in rates.items():
+        print(f"| {label} | {statistics.median(r):,.0f} | {', '.join(f'{x:,.0f}' for x in r)} |")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--quick", action="store_true", help="fewer decisions per run")
-    p.add_argument("--only", choices=("throughput", "timeouts", "eval"), help="run one part only")
+    p.add_argument("--only", choices=("throughput", "timeouts", "eval", "versions"), help="run one part only")
     args = p.parse_args()
     obs, mask = decision_pool()
     keep = mask.any(axis=1)
@@ -141,6 +170,8 @@ def main() -> int:
         timeouts(obs, mask, args)
     if args.only in (None, "eval"):
         end_to_end(args)
+    if args.only in (None, "versions"):
+        versions(args)
     return 0
 
 

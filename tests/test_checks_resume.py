@@ -241,3 +241,25 @@ def test_every_shipped_config_passes_every_check(path):
 
     args = load_config(Args, path, ["device=cpu"])  # the checks of the device itself need its machine
     check_before_start(args)
+
+
+def test_update_disagreeing_with_global_step_is_refused(fzmj_train, capsys, tmp_path):
+    """10**6 updates at 2,048 env steps: every update plays at least one step, so it is refused."""
+    ckpt = _checkpoint(tmp_path, update=10**6, global_step=2048)
+    line = _usage_error(capsys, fzmj_train, ["--resume", str(ckpt)])
+    assert "update 1,000,000 disagrees with global_step 2,048" in line and str(ckpt) in line
+
+
+def test_resuming_a_finished_run_copied_elsewhere_says_so_and_writes_nothing(fzmj_train, capsys, tmp_path):
+    """A finished run's checkpoint copied out of its checkpoints/ folder: it printed 'done ...
+    checkpoint DIR/checkpoints/latest.pt', a file it never wrote. Now one line says the run is
+    finished, nothing is written (no checkpoints/ folder, no lock), and how to train on."""
+    done = _checkpoint(tmp_path, {"total_timesteps": 512, "num_tables": 8, "num_steps": 8}, update=8, global_step=512)
+    copy = tmp_path / "elsewhere" / "final.pt"
+    copy.parent.mkdir()
+    copy.write_bytes(done.read_bytes())
+    assert fzmj_train(["--resume", str(copy)]) == 0
+    out = capsys.readouterr().out
+    assert "finished run (8 of 8 updates, 512 steps): nothing to train, nothing written" in out
+    assert f"run folder {copy.parent.resolve()}" in out and "checkpoints/latest.pt" not in out
+    assert sorted(p.name for p in copy.parent.iterdir()) == ["final.pt"]

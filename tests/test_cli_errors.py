@@ -187,11 +187,26 @@ def fzmj_train(monkeypatch):
         ("num_tables=4000000", "rollout buffer needs about"),
         ("hidden_sizes=[100000000]", "hidden_sizes"),
         ("run_name=../../x", "run_name"),
+        ("obs_version=7", "obs_version: expected 2 or 3, got 7"),  # an integer choice: no join over ints
     ],
 )
 def test_train_out_of_range_values_are_usage_errors(fzmj_train, capsys, tmp_path, override, match):
     line = _usage_error(capsys, fzmj_train, TINY + ["--set", f"runs_dir={tmp_path}", "--set", override], "fzmj-train")
     assert match in line
+
+
+def test_an_integer_choice_out_of_range_in_a_yaml_file_or_a_checkpoint_config(tmp_path):
+    """obs_version: 7 in a YAML file, or in a checkpoint's stored config, is named as such (it was
+    a TypeError of str.join, 'sequence item 0: expected str instance', blamed on the file)."""
+    from fzmj.train.config import ConfigError, from_dict, load_config
+    from fzmj.train.ppo_selfplay import Args
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("obs_version: 7\n")
+    for load in (lambda: load_config(Args, cfg), lambda: from_dict(Args, {"obs_version": 7}, where="checkpoint")):
+        with pytest.raises(ConfigError, match="obs_version: expected 2 or 3, got 7") as e:
+            load()
+        assert "sequence item" not in str(e.value)
 
 
 def test_train_bad_pool_paths(fzmj_train, capsys, tmp_path):

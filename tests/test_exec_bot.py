@@ -135,6 +135,24 @@ def test_league_identity_follows_the_script(tmp_path):
     assert agent_identity(spec) != a  # an edited bot is a new agent
 
 
+def test_a_shell_command_line_is_not_a_script_path(tmp_path):
+    """docs/protocol.md advises ``exec:sh -c '...'``: the quoted command ends in ``.py`` but is a
+    command line, not a missing file; the bot plays, and an edit of the script it runs is a new agent."""
+    script = tmp_path / "b.py"
+    script.write_text((ROOT / "examples/bots/random_bot.py").read_text())
+    spec = f"exec:sh -c 'exec {sys.executable} {script}'"
+    agent = make_agent(spec)
+    try:
+        obs, mask = batch(4)
+        acts = agent.act(obs, mask)
+        assert mask[np.arange(4), acts].all() and agent.pop_faults()["crash"] == 0
+    finally:
+        agent.close()
+    a = exec_identity(spec)
+    script.write_text(script.read_text() + "# edited\n")
+    assert exec_identity(spec) != a
+
+
 # ---- the public view, decoded the slow and obvious way -------------------------------------
 def _ref_one_hot(row: np.ndarray) -> int | None:
     nz = np.flatnonzero(row)

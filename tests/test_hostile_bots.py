@@ -150,6 +150,9 @@ BAD_HELLOS = [
     _hello(obs=5),
     _hello(obs=["view", "nope"]),
     _hello(obs=None),
+    _hello(obs="view"),  # the doc says a list
+    _hello(name={"x": 1}),  # the doc says a string
+    _hello(name=7),
     _hello(version="1"),
     _hello(version=True),
     _hello(version=1.0),
@@ -176,11 +179,11 @@ def test_a_bad_hello_is_a_counted_fault(hello):
 
 
 def test_hello_oddities_that_are_fine():
-    """A huge max_batch, a repeated field name, a name of another type: taken, not faults."""
+    """A huge max_batch, a repeated field name, no name, no max_batch: taken, not faults."""
     for hello in (
         _hello(max_batch=10**30),
         _hello(obs=["view", "view"]),
-        _hello(name={"x": 1}),
+        _hello(name=None),
         _hello(max_batch=None),
     ):
         f, _ = run_bad(hostile(hello=hello))

@@ -433,6 +433,57 @@ def test_league_files_with_wrong_types_are_refused(tmp_path, capsys):
     assert _league(["--dir", str(d)])["played"]["matches"] == 0
 
 
+@pytest.mark.parametrize(
+    ("entries", "why"),
+    [
+        ([{"name": "same", "spec": "random"}, {"name": "same", "spec": "heuristic"}], "name 'same' is already"),
+        ([{"name": "a", "spec": "random"}, {"name": "b", "spec": "random"}], "spec 'random' is already"),
+        ([{"name": "", "spec": "random"}, {"name": "h", "spec": "heuristic"}], "an empty agent name"),
+        ([{"name": "  ", "spec": "random"}, {"name": "h", "spec": "heuristic"}], "an empty agent name"),
+        ([{"name": "r\nx", "spec": "random"}, {"name": "h", "spec": "heuristic"}], "must be printable"),
+        ([{"name": "r\tx", "spec": "random"}, {"name": "h", "spec": "heuristic"}], "must be printable"),
+        ([{"name": " r", "spec": "random"}, {"name": "h", "spec": "heuristic"}], "leading or trailing"),
+        ([{"name": "r", "spec": " "}, {"name": "h", "spec": "heuristic"}], "an empty agent spec"),
+    ],
+)
+def test_roster_names_are_checked_as_strictly_as_the_command_line(tmp_path, capsys, entries, why):
+    """A hand-edited roster.json: two entries of one name (two rows, a 'same vs same' pair, --remove
+    removing both), an empty name (a blank row), a newline (a broken table) are refused in one line,
+    before anything is played or written."""
+    d = tmp_path / "lg"
+    d.mkdir()
+    (d / "roster.json").write_text(json.dumps(entries))
+    msg = _cli_error(["--dir", str(d), "--hands-per-pairing", "16"], capsys)
+    assert "league roster" in msg and why in msg
+    assert not (d / "matches").exists() or not any((d / "matches").iterdir())
+    from fzmj.agents.league.folder import LeagueError, add_to_league
+
+    with pytest.raises(LeagueError, match="must be printable"):  # the trainer's hook names its checkpoints
+        add_to_league(tmp_path / "l2", "random", name="ckpt\n3")
+
+
+def test_a_huge_roster_is_refused_up_front_with_its_estimate(tmp_path, capsys):
+    """10,000 roster entries held GBs of pairs before a match was played: now one line with the
+    estimate (agents, pairs, matches, memory), before any agent is loaded; a small league says its
+    estimate on stderr before it plays."""
+    import tracemalloc
+
+    from fzmj.agents.league.folder import MAX_AGENTS
+
+    d = tmp_path / "lg"
+    d.mkdir()
+    (d / "roster.json").write_text(json.dumps([{"name": f"r{k}", "spec": f"random:{k}"} for k in range(10_000)]))
+    tracemalloc.start()
+    msg = _cli_error(["--dir", str(d), "--hands-per-pairing", "16"], capsys)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert f"at most {MAX_AGENTS:,} agents" in msg and "10000 agents, 49,995,000 pairs" in msg and "MiB" in msg
+    assert peak < 200 << 20, peak  # the roster read and checked, no pair made
+    capsys.readouterr()
+    assert L.main(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--dir", str(tmp_path / "s")]) == 0
+    assert "2 agents, 1 pairs, 2 matches (16 hands), about" in capsys.readouterr().err
+
+
 def test_unwritable_tables_are_refused_before_any_match(tmp_path, capsys):
     d = tmp_path / "lg"
     d.mkdir()

@@ -129,3 +129,35 @@ def test_trainer_trains_on_v3_and_the_checkpoint_plays_in_eval(tmp_path, capsys)
         main(["--resume", str(path), "--set", "obs_version=2"])
     assert e.value.code == 2
     assert "cannot change obs_version=2 (checkpoint: 3)" in capsys.readouterr().err
+
+
+def test_a_duck_typed_python_agent_declaring_v3_gets_v3_in_eval_and_the_league(tmp_path, monkeypatch):
+    """A ``python:`` class that does not subclass Agent and says ``obs_version = "v3"`` is given v3
+    by the evaluator (which the league plays through) and the review pages alike: the layout is
+    decided in one place (``agent_obs_version``), through make_agent's wrapper. A bogus layout is a
+    bad spec."""
+    from fzmj.agents import AgentSpecError
+    from fzmj.agents.evaluate import evaluate
+    from fzmj.agents.evaluate.play import obs_layouts
+    from fzmj.web.review import observation_planes
+
+    (tmp_path / "duck_v3_bot.py").write_text(
+        "import numpy as np\n"
+        "class Duck:\n"
+        "    obs_version = 'v3'\n"
+        "    shapes = set()\n"
+        "    def act(self, obs, mask):\n"
+        "        assert obs.shape[1:] == (292, 27), obs.shape\n"
+        "        Duck.shapes.add(obs.shape[1:])\n"
+        "        return np.argmax(mask, axis=1)\n"
+        "class Bogus(Duck):\n"
+        "    obs_version = 'v7'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    duck = make_agent("python:duck_v3_bot:Duck")
+    assert obs_layouts([duck, make_agent("random")]) == ["v3", "v2"]
+    assert observation_planes(duck) == V3_CHANNELS
+    res = evaluate([duck, "random"], hands=8, seed=3, progress=False)
+    assert res is not None and duck.obj.shapes == {(V3_CHANNELS, 27)}
+    with pytest.raises(AgentSpecError, match="obs_version must be 'v2' or 'v3', got 'v7'"):
+        make_agent("python:duck_v3_bot:Bogus")

@@ -45,6 +45,15 @@ class Agent:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
+def agent_obs_version(agent) -> str:
+    """The observation layout ``agent`` reads, ``"v2"`` or ``"v3"``: its ``obs_version`` attribute
+    (``"v3"``, ``3`` or ``"3"`` mean v3; none: v2). The one place every tool decides it (the
+    evaluator's and the league's tables, the review pages); make_agent's wrapper of a user object
+    that does not subclass :class:`Agent` forwards the object's own attribute."""
+    v = getattr(agent, "obs_version", "v2")
+    return "v3" if str(v) in ("v3", "3") else "v2"
+
+
 def as_batch(obs, mask, check_values: bool = True, channels: int = NUM_CHANNELS) -> tuple[np.ndarray, np.ndarray]:
     """``(obs (N, channels, 27) int8, mask (N, 62) int8)``, C-contiguous; a single observation -> N = 1.
 

@@ -34,61 +34,65 @@ hello's check): a well-typed answer or a fault, never another exception. ``fallb
 after each ``act`` holds the rows its fallback played (the paired evaluation leaves those
 hands' walls out). Stopping a bot kills its process group, its descendants and every process
 carrying its environment mark (docs/protocol.md, "What is contained").
+
+By concern: the spec in :mod:`.exec_spec`, the messages and the parser in :mod:`.exec_protocol`,
+the process (pipes, deadlines, the kill) in :mod:`.exec_process`, the agent here; every public name
+of the three is importable from this module too.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
-import hashlib
 import json
 import os
-import re
-import select
-import shlex
-import shutil
-import signal
-import subprocess
 import sys
 import time
-import weakref
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.encode import (
-    H_DISC,
-    H_DISC_AFTER_CLAIM,
-    H_DISC_CLAIMED,
-    H_DISC_GOLD,
-    H_DISC_N,
-    H_DISC_TIME,
-    H_FLOWER_WHEN,
-    H_MELD,
-    H_MELD_SOURCE,
-    H_MELD_TAKEN,
-    H_MELD_TYPE,
-    H_MELD_WHEN,
-    H_SEAT_PLANES,
-    H_TIME_PLANES,
     NUM_CHANNELS,
     OBS_VERSION,
     OBS_VERSIONS,
-    P_HAND_NO,
-    P_HIST,
-    P_SCORES,
-    SCORE_BITS,
     V3_CHANNELS,
 )
 
-from .base import Agent, AgentSpecError, as_batch
+from .base import Agent, as_batch
+from .exec_process import (
+    GRACE_S,
+    MARK_VAR,
+    _Process,
+    close_all_bots,
+    install_worker_cleanup,
+)
+from .exec_protocol import (
+    MAX_LINE,
+    MELD_TYPES,
+    _BotFault,
+    _one_line,
+    history_view,
+    parse_actions,
+    parse_line,
+    public_view,
+    request_message,
+)
+from .exec_spec import (
+    FALLBACK_NAMES,
+    FAULTS,
+    OBS_FIELDS,
+    PROTOCOL,
+    VERSION,
+    ExecSpec,
+    exec_identity,
+    normalize_exec_spec,
+    parse_exec_spec,
+)
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
 
 # the agents that may play a faulting bot's turns (``fallback=``)
 FALLBACKS = {"random": RandomAgent, "heuristic": HeuristicAgent}
+assert tuple(FALLBACKS) == FALLBACK_NAMES  # the spec checks the names, the agent makes them
 
 __all__ = [
     "ExecAgent",
@@ -105,587 +109,13 @@ __all__ = [
     "request_message",
     "PROTOCOL",
     "VERSION",
+    "FAULTS",
+    "OBS_FIELDS",
+    "MAX_LINE",
+    "MARK_VAR",
+    "GRACE_S",
+    "MELD_TYPES",
 ]
-
-PROTOCOL = "fzmj-bot"
-VERSION = 1
-FAULTS = ("crash", "timeout", "garbage", "illegal")
-OBS_FIELDS = ("view", "planes")
-_OPTIONS = {"timeout": 5.0, "start": 20.0, "batch": 0, "fallback": "random", "restarts": 3}
-_OPTION_RE = re.compile(r"([a-z_]+)=([^:\s]*):")
-
-
-# ---------------------------------------------------------------------------------------------
-# the spec
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ExecSpec:
-    """A parsed ``exec:`` spec: the options and the command's argv."""
-
-    argv: tuple[str, ...]
-    timeout: float = 5.0
-    start: float = 20.0
-    batch: int = 0
-    fallback: str = "random"
-    restarts: int = 3
-    options: dict = field(default_factory=dict, compare=False)  # the ones written in the spec
-
-
-def _option_value(spec: str, name: str, raw: str):
-    bad = f"bad agent spec {spec!r}: "
-    if name in ("timeout", "start"):
-        try:
-            v = float(raw)
-        except ValueError:
-            raise AgentSpecError(bad + f"{name}= needs a number of seconds, got {raw!r}") from None
-        if not 0 < v <= 3600:
-            raise AgentSpecError(bad + f"{name}= must be in (0, 3600] seconds, got {raw!r}")
-        return v
-    if name in ("batch", "restarts"):
-        if not raw.isdigit() or int(raw) > 1_000_000:
-            raise AgentSpecError(bad + f"{name}= needs an integer in 0..1000000, got {raw!r}")
-        return int(raw)
-    if raw not in FALLBACKS:
-        raise AgentSpecError(bad + f"fallback= must be one of {', '.join(FALLBACKS)}, got {raw!r}")
-    return raw
-
-
-def parse_exec_spec(spec: str) -> ExecSpec:
-    """Parse ``exec:[NAME=VALUE:]...COMMAND`` (:class:`AgentSpecError`, one line, when it is bad)."""
-    s = spec.strip()
-    if not s.startswith("exec:"):
-        raise AgentSpecError(f"bad agent spec {spec!r}: expected exec:COMMAND")
-    rest = s[len("exec:") :]
-    opts: dict = {}
-    while (m := _OPTION_RE.match(rest)) is not None:
-        name, raw = m.group(1), m.group(2)
-        if name not in _OPTIONS:
-            raise AgentSpecError(f"bad agent spec {spec!r}: unknown option {name!r} (options: {', '.join(_OPTIONS)})")
-        if name in opts:
-            raise AgentSpecError(f"bad agent spec {spec!r}: option {name!r} given twice")
-        opts[name] = _option_value(spec, name, raw)
-        rest = rest[m.end() :]
-    try:
-        argv = tuple(shlex.split(rest))
-    except ValueError as e:
-        raise AgentSpecError(f"bad agent spec {spec!r}: cannot split the command ({e})") from None
-    if not argv:
-        raise AgentSpecError(f"bad agent spec {spec!r}: no command after exec: (expected exec:[OPTIONS:]COMMAND)")
-    if shutil.which(argv[0]) is None:
-        raise AgentSpecError(f"bad agent spec {spec!r}: command {argv[0]!r} not found or not executable")
-    for a in argv[1:]:  # a script argument that is missing fails here, not at the first decision
-        if re.search(r"\.(py|pl|sh|awk|rb|js|lua|jl|r|R)$", a) and not os.path.isfile(a):
-            raise AgentSpecError(f"bad agent spec {spec!r}: file {a!r} not found")
-    return ExecSpec(argv=argv, options=opts, **opts)
-
-
-def normalize_exec_spec(spec: str) -> str:
-    """``spec`` with every file the command names made absolute (a league roster then works from
-    any directory); the options and the other arguments as written."""
-    p = parse_exec_spec(spec)
-    argv = [
-        str(Path(a).resolve()) if os.path.isfile(a) and (i or "/" in a) and not os.path.isabs(a) else a
-        for i, a in enumerate(p.argv)
-    ]
-    opts = "".join(f"{name}={value}:" for name, value in _written_options(spec))
-    return f"exec:{opts}{shlex.join(argv)}"
-
-
-def _written_options(spec: str) -> list[tuple[str, str]]:
-    """The ``NAME=VALUE`` options as written in a valid spec, in order."""
-    rest, out = spec.strip()[len("exec:") :], []
-    while (m := _OPTION_RE.match(rest)) is not None:
-        out.append((m.group(1), m.group(2)))
-        rest = rest[m.end() :]
-    return out
-
-
-def exec_identity(spec: str) -> str:
-    """The league's identity of an exec bot: the spec plus the content hash of every file the
-    command names (the interpreter excepted), so an edited script is a new agent."""
-    p = parse_exec_spec(spec)
-    h = hashlib.sha256(json.dumps([p.argv, sorted(p.options.items())]).encode())
-    for a in p.argv[1:]:
-        if os.path.isfile(a):  # in chunks: a bot's 512 MB weights file is hashed in 1 MiB of memory
-            with open(a, "rb") as f:
-                for chunk in iter(lambda f=f: f.read(1 << 20), b""):
-                    h.update(chunk)
-    return f"exec:sha256={h.hexdigest()}"
-
-
-# ---------------------------------------------------------------------------------------------
-# what the bot sees
-# ---------------------------------------------------------------------------------------------
-def _tiles(c: np.ndarray) -> list[list[int]]:
-    """Each row of a (N, 27) count matrix as its kinds with repetition, ascending (a tile list)."""
-    rows, cols = np.nonzero(c)
-    flat = np.repeat(cols, c[rows, cols]).tolist()
-    ends = np.cumsum(c.sum(axis=1, dtype=np.int64)).tolist()
-    return [flat[a:b] for a, b in zip([0, *ends][: len(ends)], ends, strict=True)]
-
-
-def _sets(m: np.ndarray) -> list[list[int]]:
-    """The kinds set in each row of a (N, 27) 0/1 matrix."""
-    return _tiles(m != 0)
-
-
-def _hot(m: np.ndarray) -> list:
-    """The column of the one-hot in each row of a (N, K) 0/1 matrix, None for an empty row."""
-    return np.where(m.any(axis=1), m.argmax(axis=1), -1).tolist()
-
-
-def _seat_columns(o: np.ndarray, r: int) -> list[list]:
-    """Each field of relative seat r's view, as one list over the batch (``_SEAT_KEYS`` order)."""
-    b = 9 + 20 * r
-    recent = [_hot(o[:, b + 12 + j]) for j in range(4)]
-    f = o[:, b + 19]
-    return [
-        _tiles(o[:, b : b + 4].sum(axis=1, dtype=np.int64)),
-        _sets(o[:, b + 4]),
-        _sets(o[:, b + 5]),
-        _sets(o[:, b + 6]),
-        _tiles(o[:, b + 7 : b + 11].sum(axis=1, dtype=np.int64)),
-        _sets(o[:, b + 11]),
-        [[k for k in ks if k >= 0] for ks in zip(*recent, strict=True)],
-        o[:, b + 18].sum(axis=1, dtype=np.int64).tolist(),
-        (f[:, 0] == 1).tolist(),
-        (f[:, 1] == 1).tolist(),
-        (f[:, 2] == 1).tolist(),
-        (f[:, 3] == 1).tolist(),
-        f[:, 4:9].sum(axis=1, dtype=np.int64).tolist(),
-        f[:, 9:13].sum(axis=1, dtype=np.int64).tolist(),
-        o[:, 98, 3 * r : 3 * r + 3].sum(axis=1, dtype=np.int64).tolist(),
-    ]
-
-
-_SEAT_KEYS = (
-    "melds", "pengs", "kongs", "taken", "discards", "claimed", "recent", "flowers",
-    "dealer", "gold_discarded", "current", "discarder", "n_melds", "concealed_kongs", "swim",
-)  # fmt: skip
-_PHASES = ("turn", "discard", "claim", "over")
-
-
-def public_view(obs: np.ndarray) -> list[dict]:
-    """The decoded public view of each observation row (docs/protocol.md names every field).
-
-    A function of the observation only, decoded for the whole batch at once (one numpy pass
-    per field, then one dict per row)."""
-    o = np.asarray(obs, dtype=np.int8)
-    if o.ndim == 2:
-        o = o[None]
-    n = o.shape[0]
-
-    def col(m):
-        return [None if k < 0 else k for k in _hot(m)]
-
-    drawable = o[:, 89].sum(axis=1, dtype=np.int64)
-    drawable = np.where(drawable == 27, 27 + 2 * o[:, 90].sum(axis=1, dtype=np.int64), drawable)
-    ph = o[:, 95]
-    phase = [_PHASES[k] if k >= 0 else "none" for k in _hot(ph[:, :4])]
-    seats = [[dict(zip(_SEAT_KEYS, v, strict=True)) for v in zip(*_seat_columns(o, r), strict=True)] for r in range(4)]
-    fields = {
-        "hand": _tiles(o[:, 0:4].sum(axis=1, dtype=np.int64)),
-        "gold": col(o[:, 4]),
-        "golds": o[:, 5].sum(axis=1, dtype=np.int64).tolist(),
-        "drawn": col(o[:, 8]),
-        "passed": _sets(o[:, 6]),
-        "own_concealed_kongs": _sets(o[:, 7]),
-        "phase": phase,
-        "to_act": (ph[:, 6] == 1).tolist(),
-        "rob_window": (ph[:, 4] == 1).tolist(),
-        "heaven_possible": (ph[:, 5] == 1).tolist(),
-        "claim_tile": col(o[:, 96]),
-        "seats": [list(x) for x in zip(*seats, strict=True)] if n else [],
-        "drawable": drawable.tolist(),
-        "tiles_left_div4": o[:, 91].sum(axis=1, dtype=np.int64).tolist(),
-        "reserve": o[:, 92].sum(axis=1, dtype=np.int64).tolist(),
-        "streak": o[:, 93].sum(axis=1, dtype=np.int64).tolist(),
-        "hands_left": o[:, 94].sum(axis=1, dtype=np.int64).tolist(),
-        "preset": col(o[:, 97, :5]),
-        "loss_cap": (o[:, 97, 5] == 1).tolist(),
-    }
-    keys = list(fields)
-    return [dict(zip(keys, v, strict=True)) for v in zip(*fields.values(), strict=True)]
-
-
-# ---- observation v3: the public history (docs/protocol.md, "Observation v3") ----------------------
-MELD_TYPES = ("chi", "peng", "exposed_kong", "added_kong", "concealed_kong")  # meld_type's t = 0..4
-_N_MELDS = H_MELD_TYPE - H_MELD  # meld planes per seat (MAX_MELDS)
-
-
-def _cols(row: np.ndarray) -> list[int]:
-    return np.flatnonzero(row).tolist()
-
-
-def _one(row: np.ndarray):
-    """The column of a one-hot row, None for an empty row."""
-    c = np.flatnonzero(row)
-    return int(c[0]) if c.size else None
-
-
-def _meld_history(h: np.ndarray) -> list[dict]:
-    """Each meld of one seat's v3 block ``h`` (47, 27), in the order it was made."""
-    out = []
-    for j in range(_N_MELDS):
-        t = _one(h[H_MELD_TYPE, 5 * j : 5 * j + 5])
-        if t is None:
-            break  # melds fill 0, 1, ... in order
-        d = _one(h[H_MELD_SOURCE, 3 * j : 3 * j + 3])
-        out.append(
-            {
-                "type": MELD_TYPES[t],
-                "kinds": _cols(h[H_MELD + j]),
-                "source": None if d is None else d + 1,
-                "taken": _one(h[H_MELD_TAKEN, 3 * j : 3 * j + 3]),
-                "when": _cols(h[H_MELD_WHEN + j]),
-            }
-        )
-    return out
-
-
-def _seat_history(h: np.ndarray, score: np.ndarray) -> dict:
-    """The v3 fields of one relative seat: its block ``h`` (47, 27) and its score plane."""
-    disc = h[H_DISC : H_DISC + H_DISC_N]
-    return {
-        "discard_order": disc.argmax(axis=1)[disc.any(axis=1)].tolist(),
-        "disc_claimed_at": _cols(h[H_DISC_CLAIMED]),
-        "disc_after_claim_at": _cols(h[H_DISC_AFTER_CLAIM]),
-        "disc_gold_at": _cols(h[H_DISC_GOLD]),
-        "disc_time": _cols(h[H_DISC_TIME : H_DISC_TIME + H_TIME_PLANES].reshape(-1)),  # T = 27 plane + column
-        "meld_history": _meld_history(h),
-        "flowers_when": h[H_FLOWER_WHEN : H_FLOWER_WHEN + 4].sum(axis=0, dtype=np.int64).tolist(),
-        "score_level": int(
-            score[:SCORE_BITS].sum(dtype=np.int64) - score[SCORE_BITS : 2 * SCORE_BITS].sum(dtype=np.int64)
-        ),
-        "score_leads": bool(score[26]),
-    }
-
-
-def history_view(obs: np.ndarray) -> list[dict]:
-    """The v3 fields of each observation row (N, V3_CHANNELS, 27): ``{"seats": [4 dicts],
-    "hand_no": n}``, decoded from planes 99-291 only (docs/protocol.md names every field)."""
-    o = np.asarray(obs, dtype=np.int8)
-    if o.ndim == 2:
-        o = o[None]
-    out = []
-    for row in o:
-        seats = [
-            _seat_history(row[P_HIST + H_SEAT_PLANES * r : P_HIST + H_SEAT_PLANES * (r + 1)], row[P_SCORES + r])
-            for r in range(4)
-        ]
-        out.append({"seats": seats, "hand_no": int(row[P_HAND_NO].sum(dtype=np.int64))})
-    return out
-
-
-def _add_history(views: list[dict], obs: np.ndarray) -> None:
-    """Add the v3 fields to each row's public view (each seat's and ``hand_no``)."""
-    for v, h in zip(views, history_view(obs), strict=True):
-        for seat, more in zip(v["seats"], h["seats"], strict=True):
-            seat.update(more)
-        v["hand_no"] = h["hand_no"]
-
-
-def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",)) -> str:
-    """The ``act`` request line for a batch (without the newline): what the bot is sent. ``obs``
-    (N, C, 27) in the layout the bot asked for: v2 (C = 99) or v3 (C = 292: ``planes`` is then
-    the whole v3 tensor, and ``view`` gains the v3 fields of :func:`history_view`)."""
-    obs = np.asarray(obs, dtype=np.int8)
-    if not gc.isenabled():
-        return _request_message(req_id, obs, mask, fields)
-    gc.disable()  # many small lists and dicts, all garbage a moment later: no cycle scans meanwhile
-    try:
-        return _request_message(req_id, obs, mask, fields)
-    finally:
-        gc.enable()
-
-
-def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields) -> str:
-    rows = [{"legal": lg} for lg in _sets(mask)]
-    if "view" in fields:
-        views = public_view(obs[:, :NUM_CHANNELS])
-        if obs.shape[1] == V3_CHANNELS:  # a bot that asked for observation v3: its history too
-            _add_history(views, obs)
-        for row, v in zip(rows, views, strict=True):
-            row["view"] = v
-    if "planes" in fields:
-        flat = (np.asarray(obs, dtype=np.int8).reshape(len(rows), -1) + 48).astype(np.uint8)
-        for row, p in zip(rows, flat, strict=True):
-            row["planes"] = p.tobytes().decode("ascii")
-    return json.dumps({"type": "act", "id": req_id, "rows": rows}, separators=(",", ":"))
-
-
-# ---------------------------------------------------------------------------------------------
-# the process
-# ---------------------------------------------------------------------------------------------
-class _BotFault(Exception):
-    def __init__(self, kind: str, why: str):
-        super().__init__(why)
-        self.kind = kind
-
-
-MAX_LINE = 64 << 20  # bytes in one answer line; a longer one is garbage
-# Every process a bot starts inherits this variable (value: a token per bot process): the kill
-# finds them by it even after they left the bot's process group and tree (setsid, double fork).
-MARK_VAR = "FZMJ_BOT_PROCESS"
-_LIVE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id -> _Process not closed yet
-
-
-def _children_map() -> tuple[dict, dict]:
-    """(pid -> parent pid, pid -> environ bytes) of this user's processes, read from /proc
-    (empty where /proc is missing or a process vanished meanwhile)."""
-    parents, environs = {}, {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return parents, environs
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-            parents[int(name)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            with open(f"/proc/{name}/environ", "rb") as f:
-                environs[int(name)] = f.read()
-        except (OSError, ValueError, IndexError):
-            continue
-    return parents, environs
-
-
-def _descendants(root: int, token: bytes) -> set[int]:
-    """The processes under ``root`` in the process tree, and every process that carries the bot's
-    mark ``token`` in its environment (the ones that left the tree); this process excluded."""
-    parents, environs = _children_map()
-    mark = f"{MARK_VAR}=".encode() + token + b"\0"
-    found = {pid for pid, env in environs.items() if mark in env}
-    kids: dict = {}
-    for pid, ppid in parents.items():
-        kids.setdefault(ppid, []).append(pid)
-    todo = [root, *found]
-    while todo:
-        for c in kids.get(todo.pop(), ()):
-            if c not in found:
-                found.add(c)
-                todo.append(c)
-    found.discard(os.getpid())
-    return found
-
-
-def _kill_group(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> None:
-    """Close our ends of the pipes, kill the bot's process group, its descendants and whatever
-    carries its mark, and reap the bot (the kill and the reaping only in the process that started
-    it: a forked child's copy leaves it alone)."""
-    with _sigterm_held():
-        _kill_group_now(proc, owner, token, key)
-
-
-def _kill_group_now(proc: subprocess.Popen, owner: int, token: bytes, key: int) -> None:
-    _LIVE.pop(key, None)
-    for f in (proc.stdin, proc.stdout):
-        try:
-            if f is not None:
-                f.close()
-        except OSError:
-            pass
-    if os.getpid() != owner:
-        return
-    for _ in range(3):  # a process may fork while we kill: look again until none is found
-        pids = _descendants(proc.pid, token)
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if not pids:
-            break
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - a process stuck in the kernel
-        pass
-
-
-def close_all_bots() -> None:
-    """Kill every bot process this process started (an exiting worker's clean-up)."""
-    for key, p in list(_LIVE.items()):  # in _LIVE until killed, even where its finalizer has already fired
-        p.finalizer.detach()
-        _kill_group(p.proc, p.owner, p.token, key)
-
-
-# A worker's SIGTERM (``Pool.terminate``) can arrive in the middle of starting a bot (Popen has
-# forked it, the bot is not in _LIVE yet) or of killing one (a worker that read the pool's stop
-# sentinel is closing its bots on its way out, and that bot's finalizer has already fired): the
-# handler's os._exit would then leave the bot running. Inside these blocks the handler only notes
-# the signal; it runs when the outermost block ends.
-_held = 0
-_held_signal: int | None = None
-
-
-@contextlib.contextmanager
-def _sigterm_held():
-    global _held, _held_signal
-    _held += 1
-    try:
-        yield
-    finally:
-        _held -= 1
-        if _held_signal is not None and not _held:
-            signum, _held_signal = _held_signal, None
-            _on_sigterm(signum, None)  # kills the bots left, then exits
-
-
-def _on_sigterm(signum, frame) -> None:  # pragma: no cover - runs in a terminated worker
-    global _held_signal
-    if _held:
-        _held_signal = signum
-        return
-    close_all_bots()
-    os._exit(128 + signum)
-
-
-def install_worker_cleanup() -> None:
-    """In a worker process: kill this process's bots when it is terminated (``Pool.terminate``
-    sends SIGTERM, which would skip every clean-up) and when it exits normally (a pool worker
-    leaves through ``os._exit``: only multiprocessing's own finalizers run)."""
-    from multiprocessing import util
-
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    util.Finalize(None, close_all_bots, exitpriority=10)
-
-
-def _one_line(what, limit: int = 80) -> str:
-    from fzmj_env.checks import short_repr
-
-    return short_repr(what, limit)
-
-
-def parse_line(raw: bytes) -> dict:
-    """One line of a bot as a JSON object, or a ``garbage`` fault; never another exception
-    (invalid UTF-8, nesting deeper than the parser's recursion limit, integers beyond Python's
-    digit limit, lone surrogates: all are faults)."""
-    try:
-        msg = json.loads(raw.decode("utf-8"))
-    except RecursionError:
-        raise _BotFault("garbage", f"JSON nested too deep: {_one_line(raw[:60])}") from None
-    except Exception:  # noqa: BLE001 - whatever the decoder makes of a hostile line is a fault
-        raise _BotFault("garbage", f"not JSON: {_one_line(raw[:60])}") from None
-    if not isinstance(msg, dict):
-        raise _BotFault("garbage", f"not a JSON object: {_one_line(raw[:60])}")
-    return msg
-
-
-def parse_actions(ans: dict, req_id: int, n: int) -> np.ndarray:
-    """The actions of an ``act`` answer to request ``req_id`` with ``n`` rows, as int64 with -1
-    for every entry that is not an integer in ``0..NUM_ACTIONS-1`` (booleans, floats, strings,
-    big integers of either sign); a malformed answer is a ``garbage`` fault."""
-    acts = ans.get("actions")
-    rid = ans.get("id")
-    if (
-        ans.get("type") != "act"
-        or type(rid) is not int
-        or rid != req_id
-        or not isinstance(acts, list)
-        or len(acts) != n
-    ):
-        raise _BotFault("garbage", f"expected an act answer to request {req_id} with {n} action(s)")
-    return np.array([x if type(x) is int and 0 <= x < NUM_ACTIONS else -1 for x in acts], dtype=np.int64)
-
-
-class _Process:
-    """One running bot: its pipes, a read buffer, the handshake's answer."""
-
-    def __init__(self, spec: ExecSpec):
-        token = os.urandom(12).hex()
-        env = {**os.environ, MARK_VAR: token}
-        with _sigterm_held():  # a worker's SIGTERM waits until the bot is in _LIVE (then kills it too)
-            self.proc = subprocess.Popen(
-                spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, start_new_session=True, env=env
-            )
-            self.owner = os.getpid()
-            _LIVE[id(self)] = self
-            self.token = token.encode()
-            self.finalizer = weakref.finalize(self, _kill_group, self.proc, self.owner, self.token, id(self))
-        self.buf = bytearray()
-        self.scanned = 0  # bytes of buf known to hold no newline
-        self.nl = -1  # index of the first newline in buf, -1: none found yet
-        self.fields: tuple[str, ...] = ("view",)
-        self.obs_version = OBS_VERSION  # the layout the bot asked for in its hello
-        self.max_batch = 0
-        self.name = None
-        os.set_blocking(self.proc.stdin.fileno(), False)
-
-    def close(self) -> None:
-        self.finalizer()
-
-    def _scan(self) -> None:
-        """Find the first newline in the buffer; each byte is searched once (linear in the line)."""
-        if self.nl < 0:
-            self.nl = self.buf.find(b"\n", self.scanned)
-            if self.nl < 0:
-                self.scanned = len(self.buf)
-                if self.scanned > MAX_LINE:
-                    raise _BotFault("garbage", f"a line longer than {MAX_LINE >> 20} MiB")
-
-    def _line(self) -> bytes | None:
-        """The next complete line in the buffer (without its newline), None if there is none yet."""
-        self._scan()
-        if self.nl < 0:
-            return None
-        raw = bytes(self.buf[: self.nl])
-        del self.buf[: self.nl + 1]
-        self.nl, self.scanned = -1, 0
-        if len(raw) > MAX_LINE:
-            raise _BotFault("garbage", f"a line longer than {MAX_LINE >> 20} MiB")
-        return raw
-
-    def exchange(self, line: str | None, deadline: float) -> dict:
-        """Write ``line`` (if any) and read one answer line before ``deadline``, as a dict."""
-        out = memoryview((line + "\n").encode()) if line is not None else memoryview(b"")
-        fin, fout = self.proc.stdout.fileno(), self.proc.stdin.fileno()
-        poller = select.poll()
-        poller.register(fin, select.POLLIN)
-        if len(out):
-            poller.register(fout, select.POLLOUT)
-        while True:
-            if not len(out):
-                raw = self._line()
-                while raw is not None and not raw.strip():
-                    raw = self._line()
-                if raw is not None:
-                    return parse_line(raw)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _BotFault("timeout", "no answer in time")
-            for fd, ev in poller.poll(left * 1000):
-                if fd == fout:
-                    try:
-                        n = os.write(fout, out[:65536])
-                    except BrokenPipeError:
-                        raise _BotFault("crash", "closed its stdin") from None
-                    except BlockingIOError:
-                        continue
-                    out = out[n:]
-                    if not len(out):
-                        poller.unregister(fout)
-                elif ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
-                    try:
-                        chunk = os.read(fin, 1 << 20)
-                    except OSError as e:
-                        raise _BotFault("crash", f"stdout unreadable ({e.strerror})") from None
-                    if not chunk:
-                        raise _BotFault("crash", "closed its stdout")
-                    self.buf += chunk
-                    self._scan()  # a line past the limit is refused as it arrives
-
-    def exit_status(self) -> str:
-        try:
-            rc = self.proc.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            return ""
-        return f" (exit status {rc})" if rc >= 0 else f" (killed by signal {-rc})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -708,6 +138,10 @@ class ExecAgent(Agent):
         self._faults = dict.fromkeys(FAULTS + ("fallback_decisions",), 0)
         self._fallback = None
         self.fallback_rows = np.zeros(0, dtype=np.int64)  # rows of the last act() the fallback played
+        self.bot_name: str | None = None  # the name its hello gave, when printable and short
+        # (tables, seats) of the rows of the next act() call, set by a caller that knows them (the
+        # evaluator): each request row then says which table and seat it is
+        self.row_context: tuple | None = None
 
     # -- public -------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
@@ -727,10 +161,14 @@ class ExecAgent(Agent):
                 step = proc.max_batch or self.spec.batch or n
                 if self.spec.batch:
                     step = min(step, self.spec.batch)
+                where, self.row_context = self.row_context, None  # set by the evaluator for this call only
+                if where is not None and any(len(x) != n for x in where):
+                    where = None
                 for lo in range(0, n, step):
                     if self._proc is None:
                         break  # a fault killed it: the fallback plays the rest of this call
-                    out[lo : lo + step] = self._request(obs[lo : lo + step], mask[lo : lo + step])
+                    part = None if where is None else tuple(x[lo : lo + step] for x in where)
+                    out[lo : lo + step] = self._request(obs[lo : lo + step], mask[lo : lo + step], part)
         bad = np.flatnonzero(out < 0)
         self.fallback_rows = bad  # the evaluator marks these hands as played partly by the fallback
         if bad.size:
@@ -745,9 +183,13 @@ class ExecAgent(Agent):
         return f
 
     def close(self) -> None:
-        """Stop the bot (close its pipes, kill its process group, reap it)."""
+        """Stop the bot: end its input, give it ``GRACE_S`` to exit by itself, then kill its
+        process group and reap it."""
+        self._stop(grace=True)
+
+    def _stop(self, grace: bool = False) -> None:
         if self._proc is not None:
-            self._proc.close()
+            self._proc.close(grace)
             self._proc = None
 
     def __getstate__(self):  # pickled for a spawned worker: the process stays here
@@ -773,7 +215,7 @@ class ExecAgent(Agent):
         """Count a fault, kill the bot; one line says what happened and what comes next."""
         self._faults[e.kind] += 1
         status = self._proc.exit_status() if e.kind == "crash" and self._proc is not None else ""
-        self.close()
+        self._stop()  # a fault: killed at once (a timeout costs the limit plus the kill)
         if self._restarts >= self.spec.restarts:
             self._disabled = True
             nxt = f"no restarts left: {self.spec.fallback} plays its seat from now on"
@@ -808,7 +250,6 @@ class ExecAgent(Agent):
             "max_batch": self.spec.batch or None,
             "seed": self._seed,
         }
-        self._seed_pending = False
         try:
             ans = self._proc.exchange(json.dumps(hello), time.monotonic() + self.spec.start)
             self._check_hello(ans)
@@ -827,19 +268,21 @@ class ExecAgent(Agent):
             self._restarts = self.spec.restarts  # another protocol version will not fix itself
             raise _BotFault("garbage", f"speaks version {_one_line(version)}, this engine speaks {VERSION}")
         fields = ans.get("obs", ["view"])
-        if isinstance(fields, str):
-            fields = [fields]
         if not isinstance(fields, list) or not all(isinstance(f, str) and f in OBS_FIELDS for f in fields):
-            raise _BotFault("garbage", f"obs must list some of {OBS_FIELDS}, got {_one_line(fields)}")
+            raise _BotFault("garbage", f"obs must be a list of some of {OBS_FIELDS}, got {_one_line(fields)}")
         mb = ans.get("max_batch", 0)
         mb = 0 if mb is None else mb
         if type(mb) is not int or mb < 0:
             raise _BotFault("garbage", f"max_batch must be a non-negative integer, got {_one_line(mb)}")
         name = ans.get("name")
+        if name is not None and not isinstance(name, str):
+            raise _BotFault("garbage", f"name must be a string, got {_one_line(name)}")
         self._proc.obs_version = self._hello_obs_version(ans)
         self._proc.fields = tuple(dict.fromkeys(fields))
         self._proc.max_batch = min(mb, 1 << 30)
         self._proc.name = name[:200] if isinstance(name, str) else None
+        if isinstance(name, str) and name.strip() and name.isprintable() and len(name) <= 100:
+            self.bot_name = name.strip()  # the reports show it (fzmj-eval's Markdown), keyed by the spec
 
     def _hello_obs_version(self, ans: dict) -> str:
         """The observation layout the bot's hello asks for: ``"v2"`` (the default, also ``2``) or
@@ -862,27 +305,27 @@ class ExecAgent(Agent):
         if self._disabled:
             return OBS_VERSION
         proc = self._ensure_started()
-        return OBS_VERSION if proc is None else proc.obs_version
+        return OBS_VERSION if proc is None else proc.reads
 
     def _start_for(self, channels: int, tables: int) -> _Process | None:
         """The running bot for a table of ``channels`` planes; a bot that asked for v3 at a table
         that gives v2 is refused (one line, no restart: the table will not change)."""
         proc = self._ensure_started()
-        if proc is not None and proc.obs_version == "v3" and channels < V3_CHANNELS:
+        if proc is not None and proc.reads == "v3" and channels < V3_CHANNELS:
             self._restarts = self.spec.restarts
             why = "asked for observation v3, this table gives v2 (make the env with obs_version=3)"
             self._fault(_BotFault("garbage", why), tables)
             return None
         return proc
 
-    def _request(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _request(self, obs: np.ndarray, mask: np.ndarray, where=None) -> np.ndarray:
         """The bot's actions for these rows; -1 where the fallback must play (fault, illegal)."""
         n = obs.shape[0]
         proc = self._proc
         self._req += 1
-        if proc.obs_version != "v3":
+        if proc.reads != "v3":
             obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
-        line = request_message(self._req, obs, mask, proc.fields)
+        line = request_message(self._req, obs, mask, proc.fields, where)
         if self._seed_pending:
             line = json.dumps({"type": "reset", "seed": self._seed}) + "\n" + line
             self._seed_pending = False

@@ -32,6 +32,11 @@ class _DuckAgent(Agent):
     def act(self, obs, mask):
         return self.obj.act(obs, mask)
 
+    @property
+    def obs_version(self):
+        """The user object's own layout (``"v3"``: the evaluator's tables give it v3)."""
+        return getattr(self.obj, "obs_version", "v2")
+
     def reset(self, seed=None):
         reset = getattr(self.obj, "reset", None)
         if reset is not None:
@@ -58,6 +63,9 @@ def _load_python_class(spec: str, target: str) -> Agent:
         raise AgentSpecError(f"bad agent spec {spec!r}: {class_name}() failed: {type(e).__name__}: {e}") from e
     if not callable(getattr(obj, "act", None)):
         raise AgentSpecError(f"bad agent spec {spec!r}: {class_name} has no act(obs, mask) method")
+    layout = getattr(obj, "obs_version", "v2")
+    if str(layout) not in ("v2", "2", "v3", "3"):
+        raise AgentSpecError(f"bad agent spec {spec!r}: {class_name}.obs_version must be 'v2' or 'v3', got {layout!r}")
     if isinstance(obj, Agent):
         if type(obj).name is Agent.name and "name" not in vars(obj):
             obj.name = spec

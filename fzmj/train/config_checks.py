@@ -159,7 +159,8 @@ def range_problems(args) -> list[str]:
         out.append(_got(args, "device", "expected auto, cpu or cuda"))
     for key, choices in CHOICES.items():
         if getattr(args, key) not in choices:
-            out.append(_got(args, key, f"expected {', '.join(choices[:-1])} or {choices[-1]}"))
+            names = [str(c) for c in choices]  # integer choices too (obs_version: 2 or 3)
+            out.append(_got(args, key, f"expected {', '.join(names[:-1])} or {names[-1]}"))
     out += [_got(args, k, "expected a positive integer") for k in POSITIVE if getattr(args, k) < 1]
     out += [_got(args, k, "expected a non-negative integer") for k in NON_NEGATIVE if getattr(args, k) < 0]
     if not (args.dist_timeout > 0):
@@ -472,3 +473,28 @@ def _try_optimizer(policy: torch.nn.Module, state: dict, make_optimizer) -> None
         for k, v in opt.state.get(p, {}).items():
             if k != "step" and (not isinstance(v, torch.Tensor) or v.shape != p.shape):
                 raise ValueError(f"state {k!r} of a parameter of shape {tuple(p.shape)} does not fit")
+
+
+def check_resume_counters(ckpt: dict, path: str) -> None:
+    """A checkpoint's ``update`` and ``global_step`` must agree: every update plays at least one env
+    step, so ``global_step >= update`` (a checkpoint of 10**6 updates at 2,048 steps was accepted)."""
+    update, step = ckpt.get("update", 0), ckpt.get("global_step", 0)
+    if step < update:
+        raise ConfigError(
+            f"{path}: not a resumable checkpoint: update {update:,} disagrees with global_step {step:,} "
+            "(every update plays at least one env step)"
+        )
+
+
+def finished_run(args, ckpt: dict, run_dir, start_update: int) -> str | None:
+    """The line to print when ``--resume`` of a finished run has nothing left to train (None
+    otherwise): what happened and where, instead of a 'done' naming a checkpoint that is not written."""
+    last = args.distill_iterations if args.algo == "distill" else args.num_updates
+    if start_update <= last:
+        return None
+    return (
+        f"fzmj-train: the checkpoint is of a finished run ({ckpt.get('update', 0):,} of {last:,} "
+        f"{'iterations' if args.algo == 'distill' else 'updates'}, {ckpt.get('global_step', 0):,} steps): "
+        f"nothing to train, nothing written (run folder {run_dir}); to train on, raise total_timesteps "
+        "(--set total_timesteps=N)"
+    )

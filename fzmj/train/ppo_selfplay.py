@@ -33,7 +33,13 @@ from . import distributed
 from .args import Args
 from .checkpoint import CheckpointWriteError, remove_stale_temporaries
 from .config import ConfigError, field_docs, load_config, resolve_config, shipped_configs
-from .config_checks import check_before_start, check_resume_checkpoint, resume_config
+from .config_checks import (
+    check_before_start,
+    check_resume_checkpoint,
+    check_resume_counters,
+    finished_run,
+    resume_config,
+)
 from .distill import distill
 from .run_checks import GracefulStop, NonFiniteError
 from .run_dir import RunDirError, open_run_dir
@@ -193,6 +199,7 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
             ckpt = load_checkpoint(ns.resume)
             args = resume_config(Args, ckpt, ns.resume, config, overrides)
             check_resume_checkpoint(ckpt, ns.resume)
+            check_resume_counters(ckpt, ns.resume)
         else:
             args = load_config(Args, config or resolve_config(DEFAULT_CONFIG), overrides)
         check_before_start(args)
@@ -216,6 +223,11 @@ def main(argv=None) -> int:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
     args.run_name = ranks.broadcast_object(args.run_name)  # rank 0's clock names the run
     run_dir = Path(args.runs_dir) / args.run_name
+    if resume is not None:  # a finished run: say so, write nothing (not even the run folder's lock)
+        start = distributed.start_update(resume, resume["global_step"], args.batch_size, resume["update"] + 1)
+        if (line := finished_run(args, resume, run_dir, start)) is not None:
+            print(line, flush=True)
+            return 0
     # before anything is compiled or allocated: a folder we cannot write, or that holds another
     # run (or is in use by one), stops here; rank 0 alone owns (and locks) it
     lock = None

@@ -31,9 +31,9 @@ def observation_planes(*readers) -> int:
     """The planes the pages encode for ``readers`` (agents, user objects inside them, belief models;
     None skipped): v3's 292 when any of them reads observation v3, whose first 99 planes are what a
     v2 reader takes (``as_batch``, the belief's ``check_obs``), else v2's 99. Each reader's layout is
-    the evaluator's (``obs_layouts``), read through make_agent's wrapper of a user object."""
-    layouts = obs_layouts([getattr(r, "obj", r) for r in readers if r is not None])
-    return V3_CHANNELS if any(str(v) in ("v3", "3") for v in layouts) else NUM_CHANNELS
+    the evaluator's (``obs_layouts``; make_agent's wrapper of a user object forwards its layout)."""
+    layouts = obs_layouts([r for r in readers if r is not None])
+    return V3_CHANNELS if "v3" in layouts else NUM_CHANNELS
 
 
 def _seat_decisions(record: dict, seat: int, planes: int) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:

@@ -12,6 +12,7 @@ import numpy as np
 from fzmj_env.seeding import keyed_agent_seed
 
 from .. import Agent, make_agent, reset_agent
+from ..base import agent_obs_version
 from ..exec_bot import install_worker_cleanup
 
 _MAX_STEPS = 5000  # a hand takes < 300 decisions; more means an agent or engine bug
@@ -83,7 +84,14 @@ def obs_layouts(agents) -> list[str]:
     """The observation layout each agent reads: "v3" for a v3 checkpoint or an exec bot that asked
     for it (its hello is read here: the bot starts now if it is not running), else "v2". The env
     gives v3 when any agent reads it; v2 agents read its first 99 planes (the games do not change)."""
-    return [getattr(a, "obs_version", "v2") for a in agents]
+    return [agent_obs_version(a) for a in agents]
+
+
+def tell_rows(agent, tables: np.ndarray, seats: np.ndarray) -> None:
+    """Tell an agent that can use them (an exec bot's ``row_context``) the table and seat of each
+    row of its next ``act`` call."""
+    if hasattr(agent, "row_context"):
+        agent.row_context = (tables, seats)
 
 
 def play_batch(setup: Setup, b: int, progress=None):
@@ -125,6 +133,7 @@ def play_batch(setup: Setup, b: int, progress=None):
             sel = np.flatnonzero(owner == i)
             if sel.size == 0:
                 continue
+            tell_rows(agent, 4 * w0 + sel, seat[sel])  # an exec bot: each row says its table (its job) and seat
             if sel.size == n:  # the whole batch (one agent, no idle table): no copy
                 a = agent.act(obs, mask)
             else:

@@ -11,8 +11,28 @@ from ..markdown import md_table, pct
 from ..markdown import num as _f
 
 
+def shown_names(res: dict) -> dict[str, str]:
+    """How the report shows each agent: an exec bot by the name its hello gave (``bot_names``;
+    docs/protocol.md), unless two agents would then look the same; every other agent by its name."""
+    given = res.get("bot_names") or {}
+    shown = {n: given.get(n, n) for n in res["agents"]}
+    seen = list(shown.values())
+    return {n: (n if seen.count(v) > 1 else v) for n, v in shown.items()}
+
+
+def _renamed(shown: dict[str, str]) -> list[str]:
+    """A line giving the spec behind each name an exec bot gave itself (none if no bot did)."""
+    renamed = [f"{v} = `{n}`" for n, v in shown.items() if v != n]
+    return ["", f"_Exec bots by the names their hellos gave: {'; '.join(renamed)}._"] if renamed else []
+
+
 def markdown(res: dict) -> str:
     """The results as Markdown tables."""
+    shown = shown_names(res)
+
+    def lab(name: str) -> str:
+        return shown.get(name, name)
+
     lines = [
         f"**fzmj-eval** — {res['hands']} hands ({res['walls']} walls × 4 seat rotations, duplicate), "
         f"seed {res['seed']}, rules `{res['rules']}`; drawn hands {100 * res['draw_rate']:.1f}%",
@@ -24,30 +44,32 @@ def markdown(res: dict) -> str:
     rates = ("win_rate", "self_draw_rate", "deal_in_rate")
     head = ["mean score / hand", "95% CI", "win %", "self-draw %", "deal-in %"]
     rows = [
-        [name, ",".join(map(str, a["slots"])), _f(a["mean_score"]), _ci(a["ci95"]), *(pct(a[r]) for r in rates),
+        [lab(name), ",".join(map(str, a["slots"])), _f(a["mean_score"]), _ci(a["ci95"]), *(pct(a[r]) for r in rates),
          _f(a["mean_win_value"], "{:.1f}")]
         for name, a in res["agents"].items()
     ]  # fmt: skip
     lines += md_table(["agent", "slots", *head, "mean win value"], "llrlrrrr", rows)
     if len(res["agents"]) < 4:  # an agent holds several slots: show each slot too
         rows = [
-            [str(p["slot"]), p["agent"], _f(p["mean_score"]), _ci(p["ci95"]), *(pct(p[r]) for r in rates)]
+            [str(p["slot"]), lab(p["agent"]), _f(p["mean_score"]), _ci(p["ci95"]), *(pct(p[r]) for r in rates)]
             for p in res["per_slot"]
         ]
         lines += ["", *md_table(["slot", "agent", *head], "rlrlrrr", rows)]
-    rows = [[name, *(str(a["specials"][s]) for s in SPECIAL_NAMES)] for name, a in res["agents"].items()]
+    rows = [[lab(name), *(str(a["specials"][s]) for s in SPECIAL_NAMES)] for name, a in res["agents"].items()]
     lines += ["", *md_table(["agent", *SPECIAL_NAMES], "l" + "r" * len(SPECIAL_NAMES), rows)]
     if res.get("pairwise"):
         head = ["pair (a vs b)", "mean score diff / hand (a − b)", "95% CI", "a out-scores b"]
         rows = [
-            [f"{p['a']} vs {p['b']}", _f(p["mean_diff"]), _ci(p["ci95"]), f"{100 * p['a_outscores_b']:.1f}%"]
+            [f"{lab(p['a'])} vs {lab(p['b'])}", _f(p["mean_diff"]), _ci(p["ci95"]), f"{100 * p['a_outscores_b']:.1f}%"]
             for p in res["pairwise"]
         ]
         lines += ["", *md_table(head, "lrlr", rows)]
     if res.get("ratings"):
         rated = [(name, res["ratings"]["agents"].get(name)) for name in res["agents"]]
         rows = [
-            [n, f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"] for n, r in rated if isinstance(r, dict)
+            [lab(n), f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}"]
+            for n, r in rated
+            if isinstance(r, dict)
         ]
         lines += ["", *md_table(["agent", "OpenSkill μ", "σ", "ordinal (μ − 3σ)"], "lrrr", rows)]
     if res.get("paired"):
@@ -60,7 +82,11 @@ def markdown(res: dict) -> str:
         ]
         lines += [
             "",
-            *md_table(head, "lrlr", [[f"{p['agent']} vs {p['ref']}", _f(p["mean"]), _ci(p["ci95"]), str(p["hands"])]]),
+            *md_table(
+                head,
+                "lrlr",
+                [[f"{lab(p['agent'])} vs {lab(p['ref'])}", _f(p["mean"]), _ci(p["ci95"]), str(p["hands"])]],
+            ),
         ]
         if not p.get("clean", True):
             lines += ["", f"**paired: not clean** — {p['warning']}."]
@@ -71,7 +97,8 @@ def markdown(res: dict) -> str:
     for name, f, where in faults:
         if any(f.values()):
             what = ", ".join(f"{k} {v}" for k, v in f.items())
-            lines += ["", f"**{name}** faults{where}: {what} (docs/protocol.md)"]
+            lines += ["", f"**{lab(name)}** faults{where}: {what} (docs/protocol.md)"]
+    lines += _renamed(shown)
     if res.get("hands_with_fallback"):
         lines += ["", f"_A fallback played in {res['hands_with_fallback']} of {res['hands']} hands._"]
     t = res.get("timing", {})

@@ -86,6 +86,13 @@ def _add_ref_faults(paired: dict, names: list[str], faults: list) -> None:
         paired["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
 
 
+def close_made(objs: list, specs: list) -> None:
+    """Close the agents this run made from spec strings (an agent object given is the caller's)."""
+    for obj, spec in zip(objs, specs, strict=False):
+        if isinstance(spec, str) and callable(getattr(obj, "close", None)):
+            obj.close()
+
+
 def evaluate(
     agents: list,
     hands: int,
@@ -163,6 +170,9 @@ def evaluate(
             )
     finally:
         bar.close()
+        close_made(objs, specs)  # exec bots: end of input and a grace period, not a kill at exit
+        if ref is not None:
+            close_made(ref[0].agents, ref[1])
     total_decisions = int(decisions.sum()) + (0 if ref is None else int(ref_decisions.sum()))
     timing = {
         "elapsed_s": time.perf_counter() - t0, "decisions": total_decisions, "workers": workers, "seed_source": source,
@@ -177,6 +187,9 @@ def evaluate(
         _add_ref_faults(out["paired"], [*names, ref[2]], ref_faults)
     if any(f is not None for f in faults):  # only with exec: agents (docs/protocol.md, Faults)
         out["bot_faults"] = {names[i]: f for i, f in enumerate(faults) if f is not None}
+    bot_names = {names[i]: o.bot_name for i, o in enumerate(objs) if getattr(o, "bot_name", None)}
+    if bot_names:  # exec bots that named themselves in their hello: the Markdown shows those names
+        out["bot_names"] = bot_names
     if fell_back.any():
         out["hands_with_fallback"] = int(fell_back.sum())
     if keeper is not None:

@@ -9,7 +9,9 @@ import math
 import multiprocessing as mp
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from fzmj_env.checks import check_int
@@ -46,7 +48,11 @@ def _pair_slots(cfg: LeagueConfig, a: int, b: int) -> list[tuple[int, ...]]:
 def schedule(cfg: LeagueConfig, ents: list[Entrant]) -> dict[tuple[int, int], list[Match]]:
     """The matches of every pairing ``(i, j)``, ``i < j``; a pair is ordered by identity so the key
     does not depend on the roster's order."""
-    out = {}
+    return dict(iter_schedule(cfg, ents))
+
+
+def iter_schedule(cfg: LeagueConfig, ents: list[Entrant]) -> Iterator[tuple[tuple[int, int], list[Match]]]:
+    """:func:`schedule` one pairing at a time: nothing held for the pairs not reached yet."""
     for i in range(len(ents)):
         for j in range(i + 1, len(ents)):
             a, b = sorted((i, j), key=lambda k: ents[k].identity)
@@ -62,8 +68,7 @@ def schedule(cfg: LeagueConfig, ents: list[Entrant]) -> dict[tuple[int, int], li
                 }
                 key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:32]
                 matches.append(Match(slots, key, inputs))
-            out[(i, j)] = matches
-    return out
+            yield (i, j), matches
 
 
 def _match_path(root: Path, m: Match) -> Path:
@@ -203,16 +208,18 @@ def _play_match(task: tuple) -> tuple[str, dict]:
     return key, entry
 
 
-def _results(tasks: list, workers: int, start_method: str | None):
-    """The played matches as they end: in this process, or in a pool (terminated on the way out)."""
-    workers = min(workers, max(1, len(tasks)))
+def _results(tasks: Iterator, n_tasks: int, workers: int, start_method: str | None):
+    """The played matches as they end: in this process, or in a pool (terminated on the way out).
+    ``tasks`` is read a window at a time (a pool's feeder would otherwise queue every match at once)."""
+    workers = min(workers, max(1, n_tasks))
     if workers == 1:
         yield from map(_play_match, tasks)
         return
     ctx = mp.get_context(start_method or default_start_method())  # as the evaluator's
     pool = ctx.Pool(workers, initializer=install_worker_cleanup)  # a worker's exit kills its exec bots
     try:
-        yield from pool.imap_unordered(_play_match, tasks)
+        while window := list(islice(tasks, 16 * workers)):
+            yield from pool.imap_unordered(_play_match, window)
     except BaseException:  # also a generator closed early (GeneratorExit)
         pool.terminate()  # SIGTERM: the workers' handler kills their bots' processes first
         pool.join()
@@ -241,27 +248,37 @@ def play(
         raise LeagueError(str(e)) from None
     root = Path(path)
     (root / MATCH_DIR).mkdir(parents=True, exist_ok=True)
-    matches = [m for ms in schedule(cfg, ents).values() for m in ms]
-    todo = [m for m in matches if _load_entry(root, m) is None]
-    cached = len(matches) - len(todo)
-    tasks = [(m.key, m.inputs, tuple(ents[k].spec for k in m.slots), cfg.as_dict()) for m in todo]
-    paths = {m.key: _match_path(root, m) for m in todo}
+    # two passes over the schedule, one pairing at a time: set-up memory does not grow with the pairs
+    n_todo = cached = 0
+    for _, ms in iter_schedule(cfg, ents):
+        for m in ms:
+            if _load_entry(root, m) is None:  # every cached entry is checked before anything is played
+                n_todo += 1
+            else:
+                cached += 1
+    as_dict = cfg.as_dict()
+    tasks = (
+        (m.key, m.inputs, tuple(ents[k].spec for k in m.slots), as_dict)
+        for _, ms in iter_schedule(cfg, ents)
+        for m in ms
+        if not _match_path(root, m).exists()  # checked above; this run holds the folder's run lock
+    )
     t0 = time.perf_counter()
     if progress:
         sys.stderr.write(
-            f"fzmj-league: {len(ents)} agents, {len(todo)} matches to play ({len(todo) * cfg.hands_per_match} hands), "
+            f"fzmj-league: {len(ents)} agents, {n_todo} matches to play ({n_todo * cfg.hands_per_match} hands), "
             f"{cached} cached\n"
         )
     from tqdm.auto import tqdm
 
     bar = tqdm(
-        total=len(todo) * cfg.hands_per_match, unit="hand", desc="fzmj-league", disable=not progress or not todo,
+        total=n_todo * cfg.hands_per_match, unit="hand", desc="fzmj-league", disable=not progress or not n_todo,
         file=sys.stderr,
     )  # fmt: skip
     played = 0
     try:
-        for key, entry in _results(tasks, workers, start_method):
-            _write_json(paths[key], entry)
+        for key, entry in _results(tasks, n_todo, workers, start_method):
+            _write_json(root / MATCH_DIR / f"{key}.json", entry)  # _match_path's name
             played += 1
             bar.update(cfg.hands_per_match)
     finally:

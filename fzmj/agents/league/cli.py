@@ -18,10 +18,12 @@ from .folder import (
     LeagueError,
     _write_json,
     add_agents,
+    check_roster_size,
     entrants,
     folder_lock,
     open_league,
     remove_agents,
+    roster_estimate,
     save_config,
     write_roster,
     write_text_atomic,
@@ -87,6 +89,9 @@ def _run_locked(args, root: Path) -> int:
                 f"a league needs at least 2 agents, the folder {args.dir!r} would have {len(roster)}; "
                 "add some with --agents"
             )
+        check_roster_size(len(roster), cfg)  # before any agent is loaded
+        if not args.no_progress:
+            sys.stderr.write(f"fzmj-league: {roster_estimate(len(roster), cfg)}\n")
         ents = entrants(roster)  # every agent loads and is distinct before the roster is saved
         save_config(args.dir, cfg)
         _check_outputs(root)

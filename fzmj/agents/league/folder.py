@@ -17,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX: no locks (docs/league.md)
     fcntl = None
 
-from fzmj_env.checks import MAX_SEED, check_int
+from fzmj_env.checks import MAX_SEED, check_int, short_repr
 from fzmj_env.rules import DEFAULT_RULES
 from fzmj_env.seeding import draw_seed
 
@@ -332,7 +332,59 @@ def _roster(root: Path) -> list[dict]:
     )
     if not ok:
         raise LeagueError(f"league roster {path} is unreadable (expected a list of {{name, spec}}); delete it")
+    names: set[str] = set()
+    specs: set[str] = set()
+    for i, e in enumerate(data):  # as strictly as the command line: a hand-edited roster is checked too
+        where = f"league roster {path}, entry {i}"
+        check_agent_name(e["name"], where)
+        if not e["spec"].strip():
+            raise LeagueError(f"{where}: an empty agent spec; fix or delete the entry")
+        if e["name"] in names or e["spec"] in specs:
+            what = f"name {e['name']!r}" if e["name"] in names else f"spec {e['spec']!r}"
+            raise LeagueError(f"{where}: the {what} is already in the roster; each agent once, under its own name")
+        names.add(e["name"])
+        specs.add(e["spec"])
     return data
+
+
+MAX_AGENTS = 300  # a roster's entries: 44,850 pairs, ~90k matches; the rating fit holds a (pairs, agents) matrix
+
+
+def roster_estimate(n: int, cfg: LeagueConfig) -> str:
+    """The size of a league of ``n`` agents, said up front: pairs, matches, hands, and about how much
+    memory its table needs (every played entry is read back: per-wall scores of both agents)."""
+    pairs = n * (n - 1) // 2
+    matches = pairs * (2 if cfg.format == "1v3" else 1)
+    # the entries read back, the pair differences, the fit's (pairs, agents) matrix and its pseudo-inverse
+    mem = matches * (2 * cfg.walls * 40 + 6000) + pairs * 2 * cfg.walls * 8 + 2 * pairs * n * 8
+    return (
+        f"{n} agents, {pairs:,} pairs, {matches:,} matches ({matches * cfg.hands_per_match:,} hands), "
+        f"about {max(1, round(mem / 2**20)):,} MiB for the table"
+    )
+
+
+def check_roster_size(n: int, cfg: LeagueConfig) -> None:
+    """Refuse a roster over ``MAX_AGENTS`` entries in one line, with its estimate."""
+    if n > MAX_AGENTS:
+        raise LeagueError(
+            f"a league of at most {MAX_AGENTS:,} agents, this roster would have {roster_estimate(n, cfg)}; "
+            "split it into several leagues (or --remove some)"
+        )
+
+
+MAX_NAME = 1000  # characters in an agent's name (a row of the tables)
+
+
+def check_agent_name(name: str, where: str = "agent name") -> None:
+    """An agent's name in the tables: not empty, no leading or trailing blanks, printable (no newline,
+    tab or other control character that would break a row), at most ``MAX_NAME`` characters."""
+    if not name.strip():
+        raise LeagueError(f"{where}: an empty agent name")
+    if name != name.strip() or not name.isprintable() or len(name) > MAX_NAME:
+        raise LeagueError(
+            f"{where}: agent name {short_repr(name, 80)} must be printable, without leading or trailing blanks "
+            f"or control characters (newlines, tabs), and at most {MAX_NAME} characters"
+        )
 
 
 def add_agents(path: str | Path, specs: list[str], names: list[str] | None = None, *, write: bool = True) -> list[dict]:
@@ -368,6 +420,7 @@ def _with_agents(root: Path, specs: list[str], names: list[str] | None) -> list[
         if norm in known:
             continue
         base = (names[i] if names else spec).strip()
+        check_agent_name(base, f"agent {spec!r}")
         name, n = base, 2
         while name in taken:
             name, n = f"{base}#{n}", n + 1

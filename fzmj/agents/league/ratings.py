@@ -9,7 +9,7 @@ import numpy as np
 from fzmj_env.core.state import SPECIAL_NAMES
 
 from ..evaluate.stats import mean_ci95
-from .cache import _load_entry, schedule
+from .cache import _load_entry, iter_schedule
 from .folder import BOOTSTRAP, LEAGUE_VERSION, Entrant, LeagueConfig, LeagueError
 
 RATING_MODEL = (
@@ -42,7 +42,7 @@ def _fit(X_pinv: np.ndarray, diffs: np.ndarray) -> np.ndarray:
 def _entries(root: Path, cfg: LeagueConfig, ents: list[Entrant]) -> dict[tuple[int, int], list[dict]]:
     """Every pairing's cache entries; a pairing not played yet is a :class:`LeagueError`."""
     out = {}
-    for (i, j), matches in schedule(cfg, ents).items():
+    for (i, j), matches in iter_schedule(cfg, ents):
         entries = [_load_entry(root, m) for m in matches]
         if any(e is None for e in entries):
             raise LeagueError(f"pairing {ents[i].name} vs {ents[j].name} is not played yet; run the league first")
