@@ -22,7 +22,8 @@ shipped entry is used only where it is the code of these sources:
 
 A shipped file that cannot be read (truncated, damaged) is skipped with one stderr line and the
 kernel compiles (the shipped files are left alone: the install may be read-only).
-``FZMJ_SHIPPED_KERNELS=0`` turns the lookup off (the build itself runs so).
+``FZMJ_SHIPPED_KERNELS=0`` turns the lookup off (the build itself runs so); ``fzmj-warmup --host``
+compiles the kernels for this CPU into the host cache, which later processes look in first.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from . import _numba_cache
 
 SHIPPED_DIR = "_kernels"
 MANIFEST = "manifest.json"
-_state = {"installed": False}
+_state = {"installed": False, "off": False}
 _manifests: dict[tuple[Path, str], dict | None] = {}  # (package, fingerprint) -> manifest if it applies
 _bad: set[str] = set()  # shipped index files found damaged in this process
 loaded: list[str] = []
@@ -123,12 +124,19 @@ def install_shipped_kernels() -> None:
 
     def load_overload(self, sig, target_context):
         data = load(self, sig, target_context)
-        if data is None and self._enabled:
+        if data is None and self._enabled and not _state["off"]:
             data = _load_shipped(self, sig, target_context)
         return data
 
     Cache.load_overload = load_overload
     _state["installed"] = True
+
+
+def compile_for_this_cpu() -> None:
+    """From now on in this process, our kernels missing from the host cache compile (for this CPU,
+    saved in the host cache) instead of loading the shipped generic code: ``fzmj-warmup --host``.
+    Later processes then find the host's entries first."""
+    _state["off"] = True
 
 
 def export_shipped(out=None) -> list[Path]:

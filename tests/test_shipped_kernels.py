@@ -42,6 +42,8 @@ import numba
 import fzmj_env
 from fzmj_env import _numba_cache, _shipped_kernels
 _numba_cache.clear_stale_cache(sys.argv[1])
+if sys.argv[2] == "host":
+    _shipped_kernels.compile_for_this_cpu()  # fzmj-warmup --host
 from pkg.kern import twice
 value = twice(20)
 if sys.argv[2] == "export":
@@ -147,3 +149,10 @@ def test_a_damaged_manifest_is_one_line(built):
     out = _run(built, "run")
     assert out["value"] == 42 and out["shipped"] == []
     assert textwrap.dedent(out["stderr"]).count("could not be read") == 1
+
+
+def test_warmup_host_compiles_for_this_cpu_and_later_runs_use_it(built):
+    out = _run(built, "host")
+    assert out["value"] == 42 and out["shipped"] == [] and out["misses"] == 1
+    later = _run(built, "run")
+    assert later["shipped"] == [] and later["misses"] == 0  # the host cache's entry, found first
