@@ -23,8 +23,11 @@ if [ "$PHASE" != checks ]; then
 # build would leave build/ in the checkout, whose stale files setuptools puts in the next wheel
 mkdir -p "$WORK/src"
 git -C "$REPO" ls-files -co --exclude-standard -z | tar -C "$REPO" --null -T - -cf - | tar -C "$WORK/src" -xf -
+# the kernels for a generic x86-64 go into the wheel (docs/engine.md, "Kernels in the wheel")
+(cd "$WORK/src" && "$PY" -m fzmj_env.build_cache)
 "$PY" -m pip wheel -q --no-deps -w "$WORK/dist" "$WORK/src"
 WHEEL="$(ls "$WORK"/dist/fzmj-*.whl)"
+echo "wheel: $(basename "$WHEEL"), $(du -k "$WHEEL" | cut -f1) KiB"
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q torch==2.13.0      # the CPU build; a bare `torch` pulls CUDA
 "$WORK/venv/bin/python" -m pip install -q "$WHEEL"
@@ -58,6 +61,8 @@ assert len(versions) == 1, f"the wheel reports several versions: {versions}"
 print("version", versions.pop())
 EOF
 test "$(fzmj-train --version)" = "fzmj-train $(python -c 'import fzmj_env; print(fzmj_env.__version__)')"
+# the shipped kernels serve a fresh install: nothing to compile (exit 1 if anything did)
+fzmj-warmup --all --check
 fzmj-train --list-configs
 # the documented recipe by name, cut to 2 updates of 32 x 16 steps (a small warm start, one evaluation)
 fzmj-train --config ppo_default --set runs_dir=runs --set run_name=wheel --set num_tables=32 \

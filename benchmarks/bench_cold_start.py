@@ -19,7 +19,13 @@ The hand tables (``fzmj_env/core/_tables/``) are not in the Numba cache: they ar
 per install (about 1 s) and stay. ``--tables`` times their build in a subprocess, and the cache
 guard (``fzmj_env/_numba_cache.py``: hashing the sources at import) is timed on its own too.
 
+A "from the wheel" row (``--wheel-python VENV/bin/python``) runs the same capability with the
+interpreter of a venv the wheel is installed in, outside the checkout, with an empty
+``NUMBA_CACHE_DIR``: its "cold" run is a new user's first run, served by the kernels the wheel
+ships (``python -m fzmj_env.build_cache``; 0 kernels compiled when they apply).
+
     python benchmarks/bench_cold_start.py [--only gym aec ...] [--detail] [--stages] [--json] [--tables]
+        [--wheel-python VENV/bin/python]
 """
 
 from __future__ import annotations
@@ -157,18 +163,29 @@ print(round(t2 - t1, 3), round(t3 - t2, 3))
 """
 
 
-def run_once(name: str, cache_dir: str, tmp: str, code: str | None = None, stages: bool = False) -> dict:
+def run_once(
+    name: str, cache_dir: str, tmp: str, code: str | None = None, stages: bool = False, python: str | None = None
+) -> dict:
     """One subprocess for capability ``name``: wall, CPU seconds, the compiled kernels (and with
-    ``stages``, the compiler's CPU seconds per stage and the code libraries' sizes)."""
+    ``stages``, the compiler's CPU seconds per stage and the code libraries' sizes). With ``python``
+    (the interpreter of a venv the wheel is installed in) it runs that interpreter in a folder
+    outside the checkout, the checkout off the path: the installed package, its shipped kernels."""
     out = Path(tmp) / f"{name}.json"
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, FZMJ_PROBE_CODE=code or CAPABILITIES[name])
+    code = code or CAPABILITIES[name]
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     if stages:
         env["FZMJ_PROBE_STAGES"] = "1"
     env.update(FZMJ_PROBE_OUT=str(out), FZMJ_PROBE_TMP=tempfile.mkdtemp(dir=tmp), FZMJ_COMPILE_NOTICE="0")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    if python is None:
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+        cwd = ROOT
+    else:  # the shipped config by name: the checkout's configs/ is not there
+        env.pop("PYTHONPATH", None)
+        code, cwd = code.replace('"configs/ppo_smoke.yaml"', '"ppo_smoke"'), env["FZMJ_PROBE_TMP"]
+    env["FZMJ_PROBE_CODE"] = code
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, env=env, capture_output=True, text=True)
+    p = subprocess.run([python or sys.executable, "-c", _PROBE], cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -181,15 +198,16 @@ def run_once(name: str, cache_dir: str, tmp: str, code: str | None = None, stage
     return res
 
 
-def measure(names: list[str], stages: bool = False) -> list[dict]:
+def measure(names: list[str], stages: bool = False, python: str | None = None) -> list[dict]:
     out = []
     for name in names:
         with tempfile.TemporaryDirectory(prefix="fzmj-cold-") as tmp:
             cache = str(Path(tmp) / "numba_cache")
             os.mkdir(cache)
-            cold = run_once(name, cache, tmp, stages=stages)
-            warm = run_once(name, cache, tmp)
-        out.append({"capability": name, "cold": cold, "warm": warm})
+            cold = run_once(name, cache, tmp, stages=stages, python=python)
+            warm = run_once(name, cache, tmp, python=python)
+        label = name if python is None else f"{name}, from the wheel"
+        out.append({"capability": label, "cold": cold, "warm": warm})
     return out
 
 
@@ -222,8 +240,16 @@ def main(argv=None) -> int:
         "instructions of each code library, on its own and with its callees linked in",
     )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument(
+        "--wheel-python",
+        metavar="PYTHON",
+        help="also a 'from the wheel' row per capability: this interpreter (a venv with the wheel installed, "
+        "python -m fzmj_env.build_cache before building it), run outside the checkout with an empty Numba cache",
+    )
     a = p.parse_args(argv)
     rows = measure(a.only, stages=a.stages)
+    if a.wheel_python:
+        rows += measure(a.only, python=a.wheel_python)
     extra = side_figures() if a.tables else None
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
     if a.json:

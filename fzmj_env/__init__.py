@@ -6,9 +6,11 @@ Python game driver, game records, and the environments.
 
 from ._numba_cache import clear_stale_cache, install_cache_repair, install_compile_notice
 from ._numba_inline import install_fast_inlining
+from ._shipped_kernels import install_shipped_kernels
 
 clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cache.py)
 install_cache_repair()  # a damaged cache file of our kernels is rebuilt, not a bare EOFError
+install_shipped_kernels()  # our kernels built with the wheel, where the host's cache has none
 install_compile_notice()  # one stderr line when our kernels compile (a cold cache)
 install_fast_inlining()  # Numba's inliner copies a callee's scope once, not once per block
 

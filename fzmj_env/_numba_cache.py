@@ -98,12 +98,18 @@ def numba_cache_dir(folder: str | Path) -> Path | None:
     return Path(locator.get_cache_path())
 
 
+package_fingerprints: dict[Path, str] = {}
+"""Each package whose guard ran in this process (its folder, resolved) -> the fingerprint of its
+sources and those of the packages below it (``_shipped_kernels.py`` checks shipped kernels by it)."""
+
+
 def clear_stale_cache(package_dir: str | Path, depends_on: tuple[str | Path, ...] = ()) -> bool:
     """Delete ``package_dir``'s Numba cache files if its sources, or those of ``depends_on`` (the
     packages its kernels call), changed since the cache was written; True if deleted. Silently
     leaves a cache folder it cannot write as it is."""
     package_dir = Path(package_dir)
     fingerprint = source_fingerprint([package_dir, *map(Path, depends_on)])
+    package_fingerprints[package_dir.resolve()] = fingerprint
     cleared = False
     for cache_dir in numba_cache_dirs(package_dir):
         stamp = cache_dir / _STAMP_NAME

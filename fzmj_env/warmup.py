@@ -15,6 +15,8 @@ kernel that path calls, and builds the hand tables if they are missing:
     fzmj-warmup --all           # also the multi-threaded kernels (VectorEnv step, hand features,
                                 #   the heuristic's batch kernel)
     fzmj-warmup --check         # exit 1 if anything had to compile (is the cache warm?)
+    fzmj-warmup --host          # compile for this CPU even where the wheel's generic kernels
+                                #   would load (docs/engine.md, "Kernels in the wheel")
 
 Exit codes: 0 done, 1 a target failed (or ``--check`` found a cold cache), 2 bad arguments.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _numba_cache
+from . import _numba_cache, _shipped_kernels
 from .cli import OneLineParser
 
 __all__ = ["TARGETS", "DEFAULT_TARGETS", "warmup", "main"]
@@ -214,7 +216,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--all", action="store_true", help="every target, the multi-threaded kernels included")
     parser.add_argument("--check", action="store_true", help="exit 1 if any kernel had to compile (the cache was cold)")
+    parser.add_argument(
+        "--host",
+        action="store_true",
+        help="compile for this CPU into the host cache, not loading the generic kernels shipped with the wheel",
+    )
     args = parser.parse_args(argv)
+    if args.host:
+        _shipped_kernels.compile_for_this_cpu()
     if args.all and args.targets:
         parser.error("give targets or --all, not both")
     targets = list(TARGETS) if args.all else (args.targets or list(DEFAULT_TARGETS))
