@@ -28,6 +28,7 @@ compiles the kernels for this CPU into the host cache, which later processes loo
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -77,8 +78,6 @@ def _read_manifest(pkg: Path, fingerprint: str, triple: str) -> dict | None:
 
 def _load_shipped(cache, sig, target_context):
     """The shipped compile result of ``cache``'s kernel for ``sig``, or None."""
-    import inspect
-
     from numba.core.caching import IndexDataCacheFile
 
     py_file = Path(inspect.getfile(cache._py_func)).resolve()
@@ -111,6 +110,32 @@ def _load_shipped(cache, sig, target_context):
     if result is not None:
         loaded.append(cache._py_func.__qualname__)
     return result
+
+
+def has_cached_code(dispatcher) -> bool:
+    """Whether ``dispatcher`` (one of our cached kernels) has code for this process without
+    compiling: an entry for this CPU in the host cache, or (the lookup on) a shipped one."""
+    from numba.core.caching import IndexDataCacheFile
+    from numba.core.registry import cpu_target
+
+    cache = dispatcher._cache
+    magic = cpu_target.target_context.codegen().magic_tuple()
+    if any(key[1] == magic for key in cache._cache_file._load_index()):
+        return True
+    if not _state["installed"] or _state["off"]:
+        return False
+    py_file = Path(inspect.getfile(cache._py_func)).resolve()
+    pkg = _package_of(py_file)
+    memo = (pkg, _numba_cache.package_fingerprints.get(pkg))
+    if pkg is None or memo[1] is None:
+        return False
+    if memo not in _manifests:
+        _manifests[memo] = _read_manifest(pkg, memo[1], magic[0])
+    if _manifests[memo] is None:
+        return False
+    folder = pkg / SHIPPED_DIR / py_file.parent.relative_to(pkg)
+    shipped = IndexDataCacheFile(str(folder), cache._impl.filename_base, cache._cache_file._source_stamp)
+    return bool(shipped._load_index())
 
 
 def install_shipped_kernels() -> None:

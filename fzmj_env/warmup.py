@@ -10,11 +10,14 @@ starts warm.
 Each target runs the code path it names once (a short game), which compiles (or loads) every
 kernel that path calls, and builds the hand tables if they are missing:
 
-    fzmj-warmup                 # the default targets: hand aec vector gym oracle features
+    fzmj-warmup                 # the default targets: hand aec vector gym oracle features,
+                                #   and policy train (the networks' and the trainer's kernels,
+                                #   registered by the layers above: pyproject's fzmj.warmup)
     fzmj-warmup gym             # just what gym.make("fzmj/SingleSeat-v0") needs
     fzmj-warmup --all           # also the multi-threaded kernels (VectorEnv step, hand features,
                                 #   the heuristic's batch kernel)
     fzmj-warmup --check         # exit 1 if anything had to compile (is the cache warm?)
+    fzmj-warmup --jobs auto     # the targets split over one process per CPU
     fzmj-warmup --host          # compile for this CPU even where the wheel's generic kernels
                                 #   would load (docs/engine.md, "Kernels in the wheel")
 
@@ -24,6 +27,8 @@ Exit codes: 0 done, 1 a target failed (or ``--check`` found a cold cache), 2 bad
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,7 +38,7 @@ import numpy as np
 from . import _numba_cache, _shipped_kernels
 from .cli import OneLineParser
 
-__all__ = ["TARGETS", "DEFAULT_TARGETS", "warmup", "main"]
+__all__ = ["TARGETS", "DEFAULT_TARGETS", "all_targets", "default_targets", "warmup", "main"]
 
 
 def _warm_hand() -> None:
@@ -114,12 +119,27 @@ def _warm_oracle() -> None:
     e.last()
 
 
+def synthetic_batch(rows: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """``(obs, mask)`` of ``rows`` made-up v2 turns (14 tiles in hand, a gold, any discard legal):
+    the types the envs give, without running the engine, so the kernels that only read an
+    observation (hand features, the heuristic) compile apart from the engine's, e.g. in another
+    process (:func:`warm_in_processes`)."""
+    obs = np.zeros((rows, 99, 27), np.int8)
+    obs[:, 0, :14] = 1  # one of each of 1m..9m, 1p..5p
+    obs[:, 4, 26] = 1  # the gold: 9s
+    obs[:, 95, 0] = obs[:, 95, 6] = 1  # a turn, this seat to act
+    mask = np.zeros((rows, 62), np.int8)
+    mask[:, :14] = 1
+    return obs, mask
+
+
 def _warm_features() -> None:
     """The hand-feature planes a policy with ``hand_features`` computes (``fzmj_env/features.py``)."""
     from .features import with_hand_features
-    from .vector import VectorEnv
 
-    obs, _, _ = VectorEnv(2, seed=0).reset()
+    obs = synthetic_batch()[0]
+    with_hand_features(obs)
+    obs.flags.writeable = False  # another Numba type: the evaluator's batches are read-only
     with_hand_features(obs)
 
 
@@ -133,6 +153,25 @@ TARGETS = {
     "threads": _warm_threads,
 }
 DEFAULT_TARGETS = ("hand", "aec", "vector", "gym", "oracle", "features")
+
+
+def _targets_above() -> list[str]:
+    """The targets only the layers above define (``policy``, ``train``: their kernels, nothing of
+    this layer's), in the order registered; the names shared with ``TARGETS`` only add to those."""
+    from importlib.metadata import entry_points
+
+    names = [ep.name for ep in entry_points(group="fzmj.warmup")]
+    return [n for n in dict.fromkeys(names) if n not in TARGETS]
+
+
+def all_targets() -> list[str]:
+    """Every target: this layer's, then those of the layers above (``fzmj-warmup --all``)."""
+    return [*TARGETS, *_targets_above()]
+
+
+def default_targets() -> list[str]:
+    """``fzmj-warmup`` without arguments: all but ``threads`` (the multi-threaded kernels)."""
+    return [*DEFAULT_TARGETS, *_targets_above()]
 
 
 def _warmers_above(target: str) -> list:
@@ -179,21 +218,23 @@ class _CompileCounter:
         event.unregister("numba:compile", self.listener)
 
 
-def warmup(targets=DEFAULT_TARGETS, out=None) -> list[dict]:
+def warmup(targets=None, out=None) -> list[dict]:
     """Run each target once; one dict per target: ``target``, ``seconds``, ``compiled`` (kernel
     versions compiled, 0 when everything came from the cache). Raises ``ValueError`` for an
     unknown target; prints one line per target to ``out`` if given."""
-    targets = list(targets)
-    unknown = [t for t in targets if t not in TARGETS]
+    known = all_targets()
+    targets = default_targets() if targets is None else list(targets)
+    unknown = [t for t in targets if t not in known]
     if unknown:
-        raise ValueError(f"unknown warm-up target {unknown[0]!r}; choose from {', '.join(TARGETS)}")
+        raise ValueError(f"unknown warm-up target {unknown[0]!r}; choose from {', '.join(known)}")
     _numba_cache._notice["shown"] = True  # this command reports for itself
     counter = _CompileCounter()
     rows = []
     try:
         for name in targets:
             before, t0 = counter.count, time.perf_counter()
-            TARGETS[name]()
+            if name in TARGETS:
+                TARGETS[name]()
             for warm_above in _warmers_above(name):
                 warm_above()
             rows.append({"target": name, "seconds": time.perf_counter() - t0, "compiled": counter.count - before})
@@ -205,6 +246,28 @@ def warmup(targets=DEFAULT_TARGETS, out=None) -> list[dict]:
     return rows
 
 
+def warm_in_processes(groups: list[list[str]], host: bool = False) -> None:
+    """Warm each group of targets in a child process of its own, all at once, into the shared
+    cache; returns when all are done. Groups whose kernels do not overlap compile in parallel
+    (``fzmj-warmup --jobs``, the trainer's first run); overlapping ones compile twice. Raises
+    ``RuntimeError`` with the child's last stderr line if one fails."""
+    cmd = [sys.executable, "-m", "fzmj_env.warmup", "--quiet", *(["--host"] if host else [])]
+    children = [
+        subprocess.Popen([*cmd, *g], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for g in groups if g
+    ]
+    errors = [(child.communicate()[1] or "").strip().splitlines() for child in children]
+    for child, err in zip(children, errors, strict=True):
+        if child.returncode:
+            raise RuntimeError(
+                f"fzmj-warmup {' '.join(child.args[len(cmd) :])}: {err[-1] if err else child.returncode}"
+            )
+
+
+def _split(targets: list[str], jobs: int) -> list[list[str]]:
+    """``targets`` over ``jobs`` groups: ``hand`` first in the first (the others load its tables)."""
+    return [targets[i::jobs] for i in range(max(1, min(jobs, len(targets))))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(
         prog="fzmj-warmup",
@@ -212,10 +275,20 @@ def main(argv: list[str] | None = None) -> int:
         "run once in a Dockerfile or CI step, and later processes start warm.",
     )
     parser.add_argument(
-        "targets", nargs="*", metavar="TARGET", help=f"what to warm: {', '.join(TARGETS)} (default: all but threads)"
+        "targets",
+        nargs="*",
+        metavar="TARGET",
+        help=f"what to warm: {', '.join(all_targets())} (default: all but threads)",
     )
     parser.add_argument("--all", action="store_true", help="every target, the multi-threaded kernels included")
     parser.add_argument("--check", action="store_true", help="exit 1 if any kernel had to compile (the cache was cold)")
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        default="1",
+        help="compile in N processes at once (auto: one per CPU); the targets are split over them",
+    )
+    parser.add_argument("--quiet", action="store_true", help="print errors only")
     parser.add_argument(
         "--host",
         action="store_true",
@@ -226,22 +299,38 @@ def main(argv: list[str] | None = None) -> int:
         _shipped_kernels.compile_for_this_cpu()
     if args.all and args.targets:
         parser.error("give targets or --all, not both")
-    targets = list(TARGETS) if args.all else (args.targets or list(DEFAULT_TARGETS))
-    bad = [t for t in targets if t not in TARGETS]
+    targets = all_targets() if args.all else (args.targets or default_targets())
+    bad = [t for t in targets if t not in all_targets()]
     if bad:
-        parser.error(f"unknown target {bad[0]!r} (choose from {', '.join(TARGETS)})")
+        parser.error(f"unknown target {bad[0]!r} (choose from {', '.join(all_targets())})")
+    if args.jobs == "auto":
+        jobs = os.cpu_count() or 1
+    else:
+        jobs = int(args.jobs) if args.jobs.isdigit() else 0
+    if jobs < 1:
+        parser.error(f"--jobs: a positive whole number or auto, got {args.jobs!r}")
+    out = None if args.quiet else sys.stdout
     dirs = sorted(
         {str(d) for d in _numba_cache.numba_cache_dirs(Path(__file__).resolve().parent)} | _dirs_above(targets)
     )
-    print(f"fzmj-warmup: Numba cache in {', '.join(dirs) or '(none: nothing writable, kernels will not be cached)'}")
+    if out:
+        print(
+            f"fzmj-warmup: Numba cache in {', '.join(dirs) or '(none: nothing writable, kernels will not be cached)'}"
+        )
     t0 = time.perf_counter()
     try:
-        rows = warmup(targets, out=sys.stdout)
+        if jobs > 1 and len(targets) > 1 and not args.check:  # the children compile; the rows below load
+            groups = _split(targets, jobs)
+            warm_in_processes(groups, host=args.host)
+            if out:
+                print(f"  {len(groups)} processes compiled in {time.perf_counter() - t0:.1f} s", file=out)
+        rows = warmup(targets, out=out)
     except Exception as exc:  # a failed target: one line, exit 1
         print(f"fzmj-warmup: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     n = sum(r["compiled"] for r in rows)
-    print(f"fzmj-warmup: {n} kernel versions compiled in {time.perf_counter() - t0:.1f} s ({len(rows)} targets)")
+    if out:
+        print(f"fzmj-warmup: {n} kernel versions compiled in {time.perf_counter() - t0:.1f} s ({len(rows)} targets)")
     if args.check and n:
         print(f"fzmj-warmup: error: the cache was not warm ({n} kernel versions compiled)", file=sys.stderr)
         return 1

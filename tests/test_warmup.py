@@ -58,6 +58,21 @@ def test_warmup_runs_a_target_and_summarises(capsys):
     assert rows[0]["target"] == "hand" and rows[0]["compiled"] == 0
 
 
+def test_targets_above_warm_the_networks_and_the_trainer():
+    """``policy`` and ``train`` come from the layers above (pyproject's fzmj.warmup entry points):
+    they are default targets, and they compile the kernels a first fzmj-train or fzmj-eval would."""
+    from fzmj.agents.binary_linear import _gather_sum, _scatter_sum, active_indices
+    from fzmj.train.belief_data import hidden_labels
+    from fzmj.train.selfplay_buffer import gae_chains
+
+    assert warmup.all_targets()[: len(warmup.TARGETS)] == list(warmup.TARGETS)
+    assert {"policy", "train"} <= set(warmup.default_targets()) and "threads" not in warmup.default_targets()
+    warmup.warmup(["policy", "train"])
+    for kernel in (active_indices, _gather_sum, _scatter_sum, gae_chains, hidden_labels):
+        assert kernel.signatures, kernel
+    assert [r["compiled"] for r in warmup.warmup(["policy", "train"])] == [0, 0]
+
+
 def test_cache_dirs_follow_numba_cache_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "shared"))
     dirs = cache_guard.numba_cache_dirs(PKG)

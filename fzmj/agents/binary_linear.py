@@ -109,3 +109,13 @@ class BinaryLinear(nn.Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, mode={self.mode}"
+
+
+def warm_binary_linear() -> None:
+    """``fzmj-warmup policy`` (the ``fzmj.warmup`` entry point in pyproject.toml): compile the
+    sparse kernels of every policy's first layer, forward and backward, with the types play and
+    training give them (an int8 batch, float32 weights)."""
+    layer = BinaryLinear(27, 4, mode="sparse")
+    x = torch.zeros((2, 27), dtype=torch.int8)
+    x[0, 3] = 1
+    layer(x).sum().backward()

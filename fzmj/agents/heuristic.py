@@ -285,6 +285,14 @@ class HeuristicAgent(Agent):
         self._wt = get_win_table()
 
 
+def warm_heuristic() -> None:
+    """``fzmj-warmup heuristic``: the one-thread batch kernel (every heuristic player, the
+    trainer's opponents and teacher), on a made-up batch: no engine kernel compiles with it."""
+    from fzmj_env.warmup import synthetic_batch
+
+    HeuristicAgent().act(*synthetic_batch())
+
+
 def warm_threads() -> None:
     """``fzmj-warmup threads`` (the ``fzmj.warmup`` entry point in pyproject.toml): compile the
     threaded batch kernel, which the trainer's opponents use on a many-core host."""

@@ -45,6 +45,7 @@ from .run_checks import GracefulStop, NonFiniteError
 from .run_dir import RunDirError, open_run_dir
 from .run_setup import setup_run
 from .update import ppo_update
+from .warm import warm_ahead
 
 __all__ = ["Args", "main", "parse_args", "train"]
 
@@ -65,6 +66,8 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
     """The run, in ``run_dir`` (created, locked and checked writable by :func:`main`): a loop over
     updates of rollout, advantages, update, log, save and evaluate. Returns the exit code.
     ``progress``: a progress bar when the console is a terminal (``fzmj-train --no-progress``: lines)."""
+    if ranks.size == 1:  # a first run on a cold cache compiles in two processes (train/warm.py)
+        warm_ahead(oracle=args.oracle_critic or args.oracle_guide)
     run = setup_run(args, resume, run_dir, ranks, progress)
     agent, optimizer, buffer = run.agent, run.optimizer, run.rollout.buffer
     global_step = run.global_step
