@@ -24,7 +24,8 @@ from fzmj_env.record import load_record
 from fzmj_env.vector import VectorEnv
 
 # A bot that logs every line it receives to argv[1] and answers a seeded random legal action; its
-# hello carries argv[2] as "obs_version" (raw JSON) unless argv[2] is "-".
+# hello carries argv[2] as "obs_version" (raw JSON) unless argv[2] is "-", and argv[3] (raw JSON) as
+# "obs" when given (else ["view", "planes"]).
 LOGGING_BOT = """\
 import json, random, sys
 log = open(sys.argv[1], "a")
@@ -36,7 +37,8 @@ for line in sys.stdin:
     if msg["type"] in ("hello", "reset"):
         rng.seed(msg.get("seed"))
     if msg["type"] == "hello":
-        hello = {"type": "hello", "protocol": "fzmj-bot", "version": 1, "obs": ["view", "planes"]}
+        obs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else ["view", "planes"]
+        hello = {"type": "hello", "protocol": "fzmj-bot", "version": 1, "obs": obs}
         if sys.argv[2] != "-":
             hello["obs_version"] = json.loads(sys.argv[2])
         print(json.dumps(hello), flush=True)
@@ -46,12 +48,15 @@ for line in sys.stdin:
 """
 
 
-def logging_bot(tmp_path: Path, version: str = "-", options: str = "", name: str = "log") -> tuple[str, Path]:
-    """(an exec spec of LOGGING_BOT with hello field ``version``, the file it logs to)."""
+def logging_bot(
+    tmp_path: Path, version: str = "-", options: str = "", name: str = "log", obs: list | None = None
+) -> tuple[str, Path]:
+    """(an exec spec of LOGGING_BOT with hello fields ``version`` and ``obs``, the file it logs to)."""
     src = tmp_path / "logging_bot.py"
     src.write_text(LOGGING_BOT)
     log = tmp_path / f"{name}.jsonl"
-    return f"exec:{options}{shlex.join([sys.executable, str(src), str(log), version])}", log
+    argv = [sys.executable, str(src), str(log), version] + ([] if obs is None else [json.dumps(obs)])
+    return f"exec:{options}{shlex.join(argv)}", log
 
 
 def received(log: Path, kind: str = "act") -> list[dict]:
