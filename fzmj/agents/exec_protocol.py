@@ -243,20 +243,24 @@ def last_claim(obs: np.ndarray) -> list:
     n = o.shape[0]
     h = o[:, P_HIST : P_HIST + 4 * H_SEAT_PLANES].reshape(n, 4, H_SEAT_PLANES, 27)
     at = _claim_times(h).reshape(n, 4 * _N_MELDS)
-    best = at.argmax(axis=1).tolist()  # claims took distinct discards: no ties
+    best = at.argmax(axis=1)  # claims took distinct discards: no ties
+    rows = np.arange(n)
+    seat, j = np.divmod(best, _N_MELDS)
+    s = h[rows, seat]  # (N, 47, 27): the claimer's block
+    t = s[rows, H_MELD_TYPE, : 5 * _N_MELDS].reshape(n, _N_MELDS, 5)[rows, j].argmax(axis=1)
+    src = s[rows, H_MELD_SOURCE, : 3 * _N_MELDS].reshape(n, _N_MELDS, 3)[rows, j].argmax(axis=1) + 1
+    taken = s[rows, H_MELD_TAKEN, : 3 * _N_MELDS].reshape(n, _N_MELDS, 3)[rows, j].argmax(axis=1)
+    kinds = _sets(s[rows, H_MELD + j])
     out = []
-    for i, b in enumerate(best):
-        if at[i, b] < 0:
+    for r, k, d, c, ks, when in zip(
+        seat.tolist(), t.tolist(), src.tolist(), taken.tolist(), kinds, at[rows, best].tolist(), strict=True
+    ):
+        if when < 0:
             out.append(None)
             continue
-        r, j = divmod(b, _N_MELDS)
-        s = h[i, r]
-        t = int(s[H_MELD_TYPE, 5 * j : 5 * j + 5].argmax())
-        kinds = np.flatnonzero(s[H_MELD + j]).tolist()
-        src = int(s[H_MELD_SOURCE, 3 * j : 3 * j + 3].argmax()) + 1
-        tile = kinds[int(s[H_MELD_TAKEN, 3 * j : 3 * j + 3].argmax())] if t == 0 else kinds[0]
-        kind = MELD_TYPES[1 if t == 3 else t]
-        out.append({"seat": r, "type": kind, "kinds": kinds, "tile": tile, "from": (r + src) % 4, "at": int(at[i, b])})
+        tile = ks[c] if k == 0 else ks[0]
+        kind = MELD_TYPES[1 if k == 3 else k]  # an added kong's claim was its peng
+        out.append({"seat": r, "type": kind, "kinds": ks, "tile": tile, "from": (r + d) % 4, "at": when})
     return out
 
 
