@@ -1,7 +1,7 @@
 """``"obs": [..., "last_claim"]`` (docs/protocol.md, "The last claim"): each request row names the
 hand's most recent chi, peng or exposed kong, decoded from the v3 planes, for a v2 bot too (its
 tables are made v3, its view and planes stay v2 byte for byte); a bot that does not ask gets what it
-got before; a table that gives v2 refuses it in one line."""
+got before; a table that gives v2 refuses it in one line (tests/test_exec_bot_v3.py, with v3 bots)."""
 
 from __future__ import annotations
 
@@ -203,20 +203,3 @@ def test_fzmj_eval_sends_last_claim_to_a_v2_bot(tmp_path):
     assert all(set(row) == {"table", "seat", "legal", "last_claim"} for row in rows)
     claims = [row["last_claim"] for row in rows if row["last_claim"] is not None]
     assert claims and all(c["type"] in ("chi", "peng", "exposed_kong") and c["tile"] in c["kinds"] for c in claims)
-
-
-def test_last_claim_at_a_v2_table_is_one_counted_fault(tmp_path, capfd):
-    """fzmj-play and the single-seat env give v2: a bot that asked for last_claim is refused there."""
-    o2, _, m = tables(4)
-    spec, log = logging_bot(tmp_path, obs=["view", "last_claim"])
-    agent = make_agent(spec)
-    try:
-        for _ in range(2):
-            a = agent.act(o2, m)
-            assert bool((m[np.arange(len(a)), a] == 1).all())
-        f = agent.pop_faults()
-    finally:
-        agent.close()
-    assert f["garbage"] == 1 and f["fallback_decisions"] == 8 and not received(log)
-    err = capfd.readouterr().err
-    assert "asked for last_claim, read from observation v3, this table gives v2" in err

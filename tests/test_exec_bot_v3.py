@@ -228,10 +228,18 @@ def test_an_unknown_or_malformed_layout_is_one_counted_fault(tmp_path, capfd, ve
     assert len(received(log, "hello")) == 1
 
 
-def test_a_v3_bot_at_a_v2_table_is_one_counted_fault(tmp_path, capfd):
-    """fzmj-play and the single-seat env give v2: a bot that asked for v3 is refused there in one line."""
+@pytest.mark.parametrize(
+    ("version", "obs", "why"),
+    [
+        ('"v3"', None, "asked for observation v3, this table gives v2"),
+        ("-", ["view", "last_claim"], "asked for last_claim, read from observation v3, this table gives v2"),
+    ],
+)
+def test_a_v3_bot_at_a_v2_table_is_one_counted_fault(tmp_path, capfd, version, obs, why):
+    """The single-seat env made without obs_version=3 gives v2: a bot that asked for v3, or for
+    last_claim (read from the v3 planes), is refused there in one line."""
     o2, _, m = tables(4)
-    spec, log = logging_bot(tmp_path, '"v3"')
+    spec, log = logging_bot(tmp_path, version, obs=obs)
     agent = make_agent(spec)
     try:
         for _ in range(2):
@@ -241,7 +249,7 @@ def test_a_v3_bot_at_a_v2_table_is_one_counted_fault(tmp_path, capfd):
     finally:
         agent.close()
     assert f["garbage"] == 1 and f["fallback_decisions"] == 8 and not received(log)
-    assert "this table gives v2" in capfd.readouterr().err
+    assert why in capfd.readouterr().err
 
 
 def test_fzmj_eval_goes_on_with_a_bad_layout_and_counts_it(tmp_path):

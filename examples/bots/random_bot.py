@@ -35,7 +35,9 @@ def options(argv):
 def main() -> int:
     opts = options(sys.argv[1:])
     if opts is None:
-        print("usage: random_bot.py [--obs view|planes|last_claim|view,planes,...] [--obs-version v2|v3]", file=sys.stderr)
+        print(
+            "usage: random_bot.py [--obs view|planes|last_claim|view,planes,...] [--obs-version v2|v3]", file=sys.stderr
+        )
         return 2
     obs, version = opts
     rng = random.Random(0)
