@@ -1,5 +1,5 @@
-"""The ``fzmj-bot`` protocol's messages (docs/protocol.md): what a bot is sent (the public view and
-v3's history decoded from the observation, the ``act`` request) and the one parser every line it
+"""The ``fzmj-bot`` protocol's messages (docs/protocol.md): what a bot is sent (the public view,
+v3's history and the last claim decoded from the observation, the ``act`` request) and the one parser every line it
 writes goes through (a well-typed answer or a counted fault, never another exception)."""
 
 from __future__ import annotations
