@@ -129,7 +129,8 @@ def end_to_end(args) -> None:
 
 def versions(args) -> None:
     """``evaluate([bot, random])`` hands/s of the example bot asking for observation v2 and v3, the
-    legal actions only (and v3 with the view, for scale): runs interleaved, medians; the load said."""
+    legal actions only (and v3 with the view, for scale), and a v2 bot asking for ``last_claim``
+    (its tables then v3): runs interleaved, medians; the load said."""
     import os
 
     from fzmj.agents.evaluate import evaluate
@@ -140,6 +141,8 @@ def versions(args) -> None:
         "v3, legal only": f"exec:{sys.executable} {BOT} --obs-version v3",
         "v2, legal + view": f"exec:{sys.executable} {BOT} --obs view",
         "v3, legal + view": f"exec:{sys.executable} {BOT} --obs-version v3 --obs view",
+        "v2, legal + last_claim": f"exec:{sys.executable} {BOT} --obs last_claim",
+        "v2, legal + view + last_claim": f"exec:{sys.executable} {BOT} --obs view,last_claim",
     }
     rates: dict = {k: [] for k in bots}
     load0 = os.getloadavg()[0]

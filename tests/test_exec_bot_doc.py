@@ -1,7 +1,7 @@
 """A bot written from docs/protocol.md to the letter, played through ``evaluate``: the hello, a
 reset before the first request (and every batch), rows whose fields are what the doc promises
 (tile lists ascending with repetition, sets ascending without, ``drawn`` inside ``hand``, the
-capped ``flowers_when``), and the end of input followed by a grace period (its last write, made
+capped ``flowers_when``, ``last_claim``), and the end of input followed by a grace period (its last write, made
 after end of file, is not lost). Also the hello's fields checked as strictly as the doc says."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ DOC_BOT = textwrap.dedent(
     """
     import json, sys, time
     OUT = sys.argv[1]
-    errors, resets, acts, rows, first_after_hello, tables = [], [], 0, 0, None, {}
+    errors, resets, acts, rows, first_after_hello, tables, claims = [], [], 0, 0, None, {}, 0
     SEAT = ("melds", "pengs", "kongs", "taken", "discards", "claimed", "recent", "flowers", "dealer",
             "current", "discarder", "gold_discarded", "n_melds", "concealed_kongs", "swim",
             "discard_order", "meld_history", "flowers_when", "score_level")
@@ -49,7 +49,7 @@ DOC_BOT = textwrap.dedent(
         if msg["type"] == "hello":
             check(msg["protocol"] == "fzmj-bot" and msg["version"] == 1, "hello")
             print(json.dumps({"type": "hello", "protocol": "fzmj-bot", "version": 1, "name": "doc_bot",
-                              "obs": ["view"], "obs_version": "v3"}), flush=True)
+                              "obs": ["view", "last_claim"], "obs_version": "v3"}), flush=True)
         elif msg["type"] == "reset":
             check(type(msg["seed"]) is int, "reset seed")
             resets.append(msg["seed"])
@@ -75,12 +75,21 @@ DOC_BOT = textwrap.dedent(
                     check(len(s["flowers_when"]) == 27 and all(0 <= c <= 4 for c in s["flowers_when"]), "fw")
                     check(sum(s["flowers_when"]) <= s["flowers"], "flowers_when within flowers")
                     check(len(s["recent"]) <= 4, "recent")
+                c = row["last_claim"]
+                check(c is None or set(c) == {"seat", "type", "kinds", "tile", "from", "at"}, "last_claim fields")
+                if c is not None:
+                    claims += 1
+                    check(c["type"] in ("chi", "peng", "exposed_kong") and kind_set(c["kinds"]), "claim kinds")
+                    check(len(c["kinds"]) == (3 if c["type"] == "chi" else 1) and c["tile"] in c["kinds"], "tile")
+                    check(c["seat"] in (0, 1, 2, 3) and c["from"] in (0, 1, 2, 3) and c["from"] != c["seat"], "seats")
+                    check(c["type"] != "chi" or c["from"] == (c["seat"] + 3) % 4, "a chi takes from 上家")
+                    check(type(c["at"]) is int and 0 <= c["at"] < sum(len(s["disc_time"]) for s in v["seats"]), "at")
                 out.append(legal[0])
             print(json.dumps({"type": "act", "id": msg["id"], "actions": out}), flush=True)
     time.sleep(0.05)  # after end of file: the engine waits for this write
     with open(OUT, "w") as f:
         json.dump({"errors": errors, "resets": resets, "acts": acts, "rows": rows, "first": first_after_hello,
-                   "tables": sorted(tables)}, f)
+                   "tables": sorted(tables), "claims": claims}, f)
     """
 )
 
@@ -95,6 +104,7 @@ def test_a_bot_that_follows_the_doc_to_the_letter(tmp_path):
     summary = json.loads(out.read_text())  # written after end of input: the grace period kept it
     assert summary["errors"] == [] and summary["acts"] > 0 and summary["rows"] >= summary["acts"]
     assert summary["first"] == "reset"  # the first batch starts with a reset too
+    assert summary["claims"] > 0  # rows with a last claim, in the doc's format
     assert summary["tables"] == list(range(32))  # every row said its table (4 x wall + rotation) and seat
     assert len(summary["resets"]) >= 32 // 4 // 4  # one per batch (and seat) at least
     # the bot named itself in its hello: the report shows that name, the JSON keeps the spec as key
@@ -107,6 +117,9 @@ def test_a_bot_that_follows_the_doc_to_the_letter(tmp_path):
     ("extra", "why"),
     [
         ({"obs": "view"}, "obs must be a list"),
+        ({"obs": "last_claim"}, "obs must be a list"),
+        ({"obs": ["view", "last-claim"]}, "obs must be a list"),
+        ({"obs": ["Last_claim"]}, "obs must be a list"),
         ({"name": {"a": 1}}, "name must be a string"),
         ({"name": 7}, "name must be a string"),
         ({"max_batch": -1}, "max_batch must be"),

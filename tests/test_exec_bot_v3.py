@@ -24,7 +24,8 @@ from fzmj_env.record import load_record
 from fzmj_env.vector import VectorEnv
 
 # A bot that logs every line it receives to argv[1] and answers a seeded random legal action; its
-# hello carries argv[2] as "obs_version" (raw JSON) unless argv[2] is "-".
+# hello carries argv[2] as "obs_version" (raw JSON) unless argv[2] is "-", and argv[3] (raw JSON) as
+# "obs" when given (else ["view", "planes"]).
 LOGGING_BOT = """\
 import json, random, sys
 log = open(sys.argv[1], "a")
@@ -36,7 +37,8 @@ for line in sys.stdin:
     if msg["type"] in ("hello", "reset"):
         rng.seed(msg.get("seed"))
     if msg["type"] == "hello":
-        hello = {"type": "hello", "protocol": "fzmj-bot", "version": 1, "obs": ["view", "planes"]}
+        obs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else ["view", "planes"]
+        hello = {"type": "hello", "protocol": "fzmj-bot", "version": 1, "obs": obs}
         if sys.argv[2] != "-":
             hello["obs_version"] = json.loads(sys.argv[2])
         print(json.dumps(hello), flush=True)
@@ -46,12 +48,15 @@ for line in sys.stdin:
 """
 
 
-def logging_bot(tmp_path: Path, version: str = "-", options: str = "", name: str = "log") -> tuple[str, Path]:
-    """(an exec spec of LOGGING_BOT with hello field ``version``, the file it logs to)."""
+def logging_bot(
+    tmp_path: Path, version: str = "-", options: str = "", name: str = "log", obs: list | None = None
+) -> tuple[str, Path]:
+    """(an exec spec of LOGGING_BOT with hello fields ``version`` and ``obs``, the file it logs to)."""
     src = tmp_path / "logging_bot.py"
     src.write_text(LOGGING_BOT)
     log = tmp_path / f"{name}.jsonl"
-    return f"exec:{options}{shlex.join([sys.executable, str(src), str(log), version])}", log
+    argv = [sys.executable, str(src), str(log), version] + ([] if obs is None else [json.dumps(obs)])
+    return f"exec:{options}{shlex.join(argv)}", log
 
 
 def received(log: Path, kind: str = "act") -> list[dict]:
@@ -223,10 +228,18 @@ def test_an_unknown_or_malformed_layout_is_one_counted_fault(tmp_path, capfd, ve
     assert len(received(log, "hello")) == 1
 
 
-def test_a_v3_bot_at_a_v2_table_is_one_counted_fault(tmp_path, capfd):
-    """fzmj-play and the single-seat env give v2: a bot that asked for v3 is refused there in one line."""
+@pytest.mark.parametrize(
+    ("version", "obs", "why"),
+    [
+        ('"v3"', None, "asked for observation v3, this table gives v2"),
+        ("-", ["view", "last_claim"], "asked for last_claim, read from observation v3, this table gives v2"),
+    ],
+)
+def test_a_v3_bot_at_a_v2_table_is_one_counted_fault(tmp_path, capfd, version, obs, why):
+    """The single-seat env made without obs_version=3 gives v2: a bot that asked for v3, or for
+    last_claim (read from the v3 planes), is refused there in one line."""
     o2, _, m = tables(4)
-    spec, log = logging_bot(tmp_path, '"v3"')
+    spec, log = logging_bot(tmp_path, version, obs=obs)
     agent = make_agent(spec)
     try:
         for _ in range(2):
@@ -236,7 +249,7 @@ def test_a_v3_bot_at_a_v2_table_is_one_counted_fault(tmp_path, capfd):
     finally:
         agent.close()
     assert f["garbage"] == 1 and f["fallback_decisions"] == 8 and not received(log)
-    assert "this table gives v2" in capfd.readouterr().err
+    assert why in capfd.readouterr().err
 
 
 def test_fzmj_eval_goes_on_with_a_bad_layout_and_counts_it(tmp_path):

@@ -7,7 +7,7 @@ It reads one JSON message per line on stdin and answers on stdout: the hello wit
 hello, each ``act`` request with one action per table (uniform among the legal ones, from a
 generator reseeded by every ``reset``). Logs go to stderr; stdout carries only the protocol.
 It asks for the legal actions only (``"obs": []``); ``--obs view`` (or ``planes``, or
-``view,planes``) asks for more, as a real bot would, and ignores it (to time the protocol).
+``view,planes``, or ``last_claim``, ...) asks for more, as a real bot would, and ignores it (to time the protocol).
 ``--obs-version v3`` asks for observation v3 (the public history; docs/protocol.md).
 """
 
@@ -35,7 +35,9 @@ def options(argv):
 def main() -> int:
     opts = options(sys.argv[1:])
     if opts is None:
-        print("usage: random_bot.py [--obs view|planes|view,planes] [--obs-version v2|v3]", file=sys.stderr)
+        print(
+            "usage: random_bot.py [--obs view|planes|last_claim|view,planes,...] [--obs-version v2|v3]", file=sys.stderr
+        )
         return 2
     obs, version = opts
     rng = random.Random(0)

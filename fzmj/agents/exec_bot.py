@@ -18,7 +18,8 @@ process group, stdin/stdout piped (the protocol), stderr passed through. The bot
 its seat's observation (the planes and/or the public view decoded from them) and the legal
 actions: never the state. The hello's ``obs_version`` picks the layout: v2 (the default) or v3
 (the 292 planes, and the view gains the public history of :func:`history_view`); the evaluator
-reads it through :attr:`ExecAgent.obs_version` before it makes its tables.
+reads it through :attr:`ExecAgent.obs_version` before it makes its tables (v3 too for a bot that
+asked for ``last_claim``: :func:`last_claim` reads the v3 planes).
 
 Faults (one line on stderr each, counted in :meth:`ExecAgent.pop_faults`, play never stops):
 
@@ -71,6 +72,7 @@ from .exec_protocol import (
     _BotFault,
     _one_line,
     history_view,
+    last_claim,
     parse_actions,
     parse_line,
     public_view,
@@ -106,6 +108,7 @@ __all__ = [
     "exec_identity",
     "public_view",
     "history_view",
+    "last_claim",
     "request_message",
     "PROTOCOL",
     "VERSION",
@@ -300,7 +303,8 @@ class ExecAgent(Agent):
     @property
     def obs_version(self) -> str:
         """The observation layout this bot reads: the one its hello asked for (``"v2"`` unless it
-        asked for ``"v3"``). Starts the bot if it is not running: the evaluator asks before it makes
+        asked for ``"v3"``), and ``"v3"`` for a bot that asked for ``last_claim`` (read from the v3
+        planes; its view and planes stay in its own layout). Starts the bot if it is not running: the evaluator asks before it makes
         its env (a bot that fails to start reads ``"v2"``; its fallback plays)."""
         if self._disabled:
             return OBS_VERSION
@@ -313,7 +317,8 @@ class ExecAgent(Agent):
         proc = self._ensure_started()
         if proc is not None and proc.reads == "v3" and channels < V3_CHANNELS:
             self._restarts = self.spec.restarts
-            why = "asked for observation v3, this table gives v2 (make the env with obs_version=3)"
+            asked = "observation v3" if proc.obs_version == "v3" else "last_claim, read from observation v3"
+            why = f"asked for {asked}, this table gives v2 (make the env with obs_version=3)"
             self._fault(_BotFault("garbage", why), tables)
             return None
         return proc
@@ -325,7 +330,7 @@ class ExecAgent(Agent):
         self._req += 1
         if proc.reads != "v3":
             obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
-        line = request_message(self._req, obs, mask, proc.fields, where)
+        line = request_message(self._req, obs, mask, proc.fields, where, proc.obs_version)
         if self._seed_pending:
             line = json.dumps({"type": "reset", "seed": self._seed}) + "\n" + line
             self._seed_pending = False

@@ -195,9 +195,12 @@ class _Process:
 
     @property
     def reads(self) -> str:
-        """The layout of the planes the bot is sent: the one it asked for, but v2 when it asked for
-        neither the view nor the planes (``legal`` alone is the same in both: its tables need not
-        build v3, which costs a v3 bot half its hands/s)."""
+        """The layout the bot's tables must give: v3 when it asked for ``last_claim`` (read from
+        the v3 planes, whatever layout its view and planes are in), else the one it asked for, but
+        v2 when it asked for neither the view nor the planes (``legal`` alone is the same in both:
+        its tables need not build v3, which costs a v3 bot half its hands/s)."""
+        if "last_claim" in self.fields:
+            return "v3"
         return self.obs_version if self.fields else OBS_VERSION
 
     def _scan(self) -> None:

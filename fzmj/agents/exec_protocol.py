@@ -1,5 +1,5 @@
-"""The ``fzmj-bot`` protocol's messages (docs/protocol.md): what a bot is sent (the public view and
-v3's history decoded from the observation, the ``act`` request) and the one parser every line it
+"""The ``fzmj-bot`` protocol's messages (docs/protocol.md): what a bot is sent (the public view,
+v3's history and the last claim decoded from the observation, the ``act`` request) and the one parser every line it
 writes goes through (a well-typed answer or a counted fault, never another exception)."""
 
 from __future__ import annotations
@@ -205,6 +205,65 @@ def history_view(obs: np.ndarray) -> list[dict]:
     return [{"seats": list(s), "hand_no": k} for *s, k in zip(*seats, hand_no, strict=True)]
 
 
+# ---- the last claim (docs/protocol.md, "The last claim"), read from the v3 planes -----------------------
+_CLAIM_TYPES = 4  # meld types 0-3 were claims of a discard: chi, peng, exposed kong, a peng since added to
+
+
+def _claim_times(h: np.ndarray) -> np.ndarray:
+    """(N, 4, MAX_MELDS) the table time T of the discard each meld of the four seat blocks ``h``
+    (N, 4, 47, 27) took, -1 for a meld that took none (a concealed kong) and for no meld.
+
+    A claim at the melder's position p is followed by the melder's own discard p with nobody's
+    discard between (chi/peng: it discards at once; exposed kong: a replacement draw, then its
+    discard), so it took the table's discard T - 1, T being the time of that discard p; when the
+    melder has not made discard p yet, the claimed tile is the table's last discard. Every time is
+    exact: a hand has at most 77 discards (the dealer's first, one per chi or peng: 20, one per draw
+    before the last round: 144 - 65 dealt - the indicator - 22 left at least = 56; R3, R6) and the
+    time planes hold T = 0..80."""
+    n = h.shape[0]
+    clock = np.cumsum(h[:, :, H_DISC_TIME : H_DISC_TIME + H_TIME_PLANES].reshape(n, 4, -1), axis=2, dtype=np.int16)
+    made = clock[:, :, -1]  # (N, 4) discards each seat made
+    types = h[:, :, H_MELD_TYPE, : 5 * _N_MELDS].reshape(n, 4, _N_MELDS, 5)
+    claim = types[..., :_CLAIM_TYPES].any(axis=-1)
+    p = h[:, :, H_MELD_WHEN : H_MELD_WHEN + _N_MELDS].argmax(axis=-1)  # the first column: when it was claimed
+    after = (clock[:, :, None, :] > p[..., None]).argmax(axis=-1)  # the time of the melder's discard p
+    last = made.sum(axis=1)[:, None, None] - 1
+    return np.where(claim, np.where(p < made[..., None], after - 1, last), -1)
+
+
+def last_claim(obs: np.ndarray) -> list:
+    """The hand's most recent claim of a discard (a chi, peng or exposed kong, by any seat) in each
+    row of a v3 observation (N, V3_CHANNELS, 27), ``None`` before the first: ``{"seat", "type",
+    "kinds", "tile", "from", "at"}`` (docs/protocol.md, "The last claim"), decoded from planes
+    99-286 only, for the whole batch at once. A peng since added to a kong stays ``"peng"`` (the
+    claim it was)."""
+    o = np.asarray(obs, dtype=np.int8)
+    if o.ndim == 2:
+        o = o[None]
+    n = o.shape[0]
+    h = o[:, P_HIST : P_HIST + 4 * H_SEAT_PLANES].reshape(n, 4, H_SEAT_PLANES, 27)
+    at = _claim_times(h).reshape(n, 4 * _N_MELDS)
+    best = at.argmax(axis=1)  # claims took distinct discards: no ties
+    rows = np.arange(n)
+    seat, j = np.divmod(best, _N_MELDS)
+    s = h[rows, seat]  # (N, 47, 27): the claimer's block
+    t = s[rows, H_MELD_TYPE, : 5 * _N_MELDS].reshape(n, _N_MELDS, 5)[rows, j].argmax(axis=1)
+    src = s[rows, H_MELD_SOURCE, : 3 * _N_MELDS].reshape(n, _N_MELDS, 3)[rows, j].argmax(axis=1) + 1
+    taken = s[rows, H_MELD_TAKEN, : 3 * _N_MELDS].reshape(n, _N_MELDS, 3)[rows, j].argmax(axis=1)
+    kinds = _sets(s[rows, H_MELD + j])
+    out = []
+    for r, k, d, c, ks, when in zip(
+        seat.tolist(), t.tolist(), src.tolist(), taken.tolist(), kinds, at[rows, best].tolist(), strict=True
+    ):
+        if when < 0:
+            out.append(None)
+            continue
+        tile = ks[c] if k == 0 else ks[0]
+        kind = MELD_TYPES[1 if k == 3 else k]  # an added kong's claim was its peng
+        out.append({"seat": r, "type": kind, "kinds": ks, "tile": tile, "from": (r + d) % 4, "at": when})
+    return out
+
+
 def _add_history(views: list[dict], obs: np.ndarray) -> None:
     """Add the v3 fields to each row's public view (each seat's and ``hand_no``)."""
     for v, h in zip(views, history_view(obs), strict=True):
@@ -213,34 +272,46 @@ def _add_history(views: list[dict], obs: np.ndarray) -> None:
         v["hand_no"] = h["hand_no"]
 
 
-def request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",), where=None) -> str:
+def request_message(
+    req_id: int, obs: np.ndarray, mask: np.ndarray, fields=("view",), where=None, layout: str | None = None
+) -> str:
     """The ``act`` request line for a batch (without the newline): what the bot is sent. ``obs``
-    (N, C, 27) in the layout the bot asked for: v2 (C = 99) or v3 (C = 292: ``planes`` is then
-    the whole v3 tensor, and ``view`` gains the v3 fields of :func:`history_view`). ``where``:
-    each row's ``(tables, seats)`` when the caller knows them (the evaluator: a table's index in
-    the run and the bot's seat at it), sent as each row's ``table`` and ``seat``."""
+    (N, C, 27): v2 (C = 99) or v3 (C = 292). ``layout``: the one the bot asked for (``None``: the
+    observation's own); with v3 ``planes`` is the whole v3 tensor and ``view`` gains the v3 fields
+    of :func:`history_view`, with v2 both are v2's (of a v3 observation, its first 99 planes).
+    ``"last_claim"`` in ``fields`` needs a v3 observation (:func:`last_claim`), whatever the layout.
+    ``where``: each row's ``(tables, seats)`` when the caller knows them (the evaluator: a table's
+    index in the run and the bot's seat at it), sent as each row's ``table`` and ``seat``."""
     obs = np.asarray(obs, dtype=np.int8)
+    if "last_claim" in fields and obs.shape[1] != V3_CHANNELS:
+        raise ValueError(f"last_claim is read from observation v3 ({V3_CHANNELS} planes), got {obs.shape[1]}")
     if not gc.isenabled():
-        return _request_message(req_id, obs, mask, fields, where)
+        return _request_message(req_id, obs, mask, fields, where, layout)
     gc.disable()  # many small lists and dicts, all garbage a moment later: no cycle scans meanwhile
     try:
-        return _request_message(req_id, obs, mask, fields, where)
+        return _request_message(req_id, obs, mask, fields, where, layout)
     finally:
         gc.enable()
 
 
-def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields, where) -> str:
+def _request_message(req_id: int, obs: np.ndarray, mask: np.ndarray, fields, where, layout) -> str:
     if where is None:
         rows = [{"legal": lg} for lg in _sets(mask)]
     else:
         tables, seats = (np.asarray(x, dtype=np.int64).tolist() for x in where)
         rows = [{"table": t, "seat": s, "legal": lg} for t, s, lg in zip(tables, seats, _sets(mask), strict=True)]
+    full = obs
+    if layout is not None and layout != "v3":
+        obs = obs[:, :NUM_CHANNELS]  # v3 starts with the v2 planes
     if "view" in fields:
         views = public_view(obs[:, :NUM_CHANNELS])
         if obs.shape[1] == V3_CHANNELS:  # a bot that asked for observation v3: its history too
             _add_history(views, obs)
         for row, v in zip(rows, views, strict=True):
             row["view"] = v
+    if "last_claim" in fields:
+        for row, c in zip(rows, last_claim(full), strict=True):
+            row["last_claim"] = c
     if "planes" in fields:
         flat = (np.asarray(obs, dtype=np.int8).reshape(len(rows), -1) + 48).astype(np.uint8)
         for row, p in zip(rows, flat, strict=True):

@@ -17,7 +17,7 @@ from .base import AgentSpecError
 PROTOCOL = "fzmj-bot"
 VERSION = 1
 FAULTS = ("crash", "timeout", "garbage", "illegal")
-OBS_FIELDS = ("view", "planes")
+OBS_FIELDS = ("view", "planes", "last_claim")
 _OPTIONS = {"timeout": 5.0, "start": 20.0, "batch": 0, "fallback": "random", "restarts": 3}
 _OPTION_RE = re.compile(r"([a-z_]+)=([^:\s]*):")
 FALLBACK_NAMES = ("random", "heuristic")  # who may play a faulting bot's turns (``fallback=``)
