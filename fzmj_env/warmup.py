@@ -135,12 +135,11 @@ def synthetic_batch(rows: int = 2) -> tuple[np.ndarray, np.ndarray]:
 
 def _warm_features() -> None:
     """The hand-feature planes a policy with ``hand_features`` computes (``fzmj_env/features.py``)."""
-    from .features import with_hand_features
+    from .features import feature_planes, with_hand_features
 
     obs = synthetic_batch()[0]
-    with_hand_features(obs)
-    obs.flags.writeable = False  # another Numba type: the evaluator's batches are read-only
-    with_hand_features(obs)
+    with_hand_features(obs)  # the policies' input
+    feature_planes(obs)  # the planes alone (another output layout): the teachers' and the trainer's
 
 
 TARGETS = {

@@ -59,18 +59,66 @@ def test_warmup_runs_a_target_and_summarises(capsys):
 
 
 def test_targets_above_warm_the_networks_and_the_trainer():
-    """``policy`` and ``train`` come from the layers above (pyproject's fzmj.warmup entry points):
-    they are default targets, and they compile the kernels a first fzmj-train or fzmj-eval would."""
+    """``heuristic``, ``policy``, ``train`` and ``belief`` come from the layers above (pyproject's
+    fzmj.warmup entry points): they are default targets, and they reach the kernels a first
+    fzmj-train, fzmj-eval or fzmj-belief would compile."""
     from fzmj.agents.binary_linear import _gather_sum, _scatter_sum, active_indices
+    from fzmj.agents.heuristic import heuristic_kernel
     from fzmj.train.belief_data import hidden_labels
     from fzmj.train.selfplay_buffer import gae_chains
 
+    above = ["heuristic", "policy", "train", "belief"]
     assert warmup.all_targets()[: len(warmup.TARGETS)] == list(warmup.TARGETS)
-    assert {"policy", "train"} <= set(warmup.default_targets()) and "threads" not in warmup.default_targets()
-    warmup.warmup(["policy", "train"])
-    for kernel in (active_indices, _gather_sum, _scatter_sum, gae_chains, hidden_labels):
+    assert set(above) <= set(warmup.default_targets()) and "threads" not in warmup.default_targets()
+    warmup.warmup(above)
+    for kernel in (heuristic_kernel, active_indices, _gather_sum, _scatter_sum, gae_chains, hidden_labels):
         assert kernel.signatures, kernel
-    assert [r["compiled"] for r in warmup.warmup(["policy", "train"])] == [0, 0]
+    assert [r["compiled"] for r in warmup.warmup(above)] == [0] * 4
+
+
+def test_made_up_batch_gives_the_types_of_real_play():
+    """The ``features`` and ``heuristic`` targets run on :func:`warmup.synthetic_batch` (so they
+    compile apart from the engine): real observations then need no other kernel version."""
+    code = (
+        "from fzmj_env import warmup, features as F; from fzmj.agents import heuristic as H\n"
+        "from fzmj_env.vector import VectorEnv\n"
+        "warmup.warmup(['features', 'heuristic'])\n"
+        "kernels = [F.feature_planes_batch, F.feature_planes_one, H.heuristic_kernel]\n"
+        "before = [list(k.signatures) for k in kernels]\n"
+        "obs, mask, _ = VectorEnv(3, seed=1).reset()\n"
+        "F.with_hand_features(obs); F.feature_planes(obs); H.HeuristicAgent().act(obs, mask)\n"
+        "assert [list(k.signatures) for k in kernels] == before, 'real play needed another kernel version'\n"
+        "print('same')"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "same", res.stderr[-800:]
+
+
+def test_has_cached_code_of_a_cold_cache_without_compiling(tmp_path):
+    """The trainer's cold-cache check (``_shipped_kernels.has_cached_code``) reads the cache index:
+    an empty cache (shipped kernels off) has no code for the batched step, and nothing compiles."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "FZMJ_SHIPPED_KERNELS": "0", "FZMJ_WARM_AHEAD": "0"}
+    code = (
+        "from fzmj_env import _shipped_kernels as S; from fzmj_env.vector import _step_range\n"
+        "print(S.has_cached_code(_step_range), len(_step_range.signatures))"
+    )
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["False", "0"]
+    from fzmj_env.vector import VectorEnv, _step_range
+
+    v = VectorEnv(1, seed=0)
+    v.step(v.reset()[1].argmax(axis=1))
+    assert fzmj_env._shipped_kernels.has_cached_code(_step_range)  # this session's cache is warm
+
+
+def test_jobs_warm_in_child_processes(capsys):
+    assert "--jobs: a positive whole number or auto" in _usage_error(capsys, ["--jobs", "0"])
+    assert "--jobs: a positive whole number or auto" in _usage_error(capsys, ["--jobs", "two"])
+    assert warmup.main(["--jobs", "2", "hand", "policy"]) == 0
+    out = capsys.readouterr().out
+    assert "2 processes compiled in" in out and "fzmj-warmup: 0 kernel versions compiled" in out
+    with pytest.raises(RuntimeError, match="unknown target 'nope'"):
+        warmup.warm_in_processes([["hand"], ["nope"]])
 
 
 def test_cache_dirs_follow_numba_cache_dir(tmp_path, monkeypatch):
