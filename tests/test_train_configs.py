@@ -25,7 +25,7 @@ def test_one_source_of_truth():
 
 
 def test_configs_are_package_data():
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "configs/*.yaml" in data["fzmj.train"]
