@@ -44,7 +44,7 @@ def warm_ahead(oracle: bool, out=sys.stderr) -> bool:
     if _shipped_kernels.has_cached_code(_step_range):
         return False
     t0 = time.perf_counter()
-    print("fzmj: compiling the rules engine in two processes (first run with this Numba cache)...", file=out)
+    print("fzmj: compiling the kernels a training run needs in two processes (first run with this cache)...", file=out)
     engine = ["vector", *(["oracle"] if oracle else [])]
     warmup.warm_in_processes([engine, ["features", "heuristic", "policy", "train"]])
     print(f"fzmj: compiled in {time.perf_counter() - t0:.0f} s", file=out, flush=True)
