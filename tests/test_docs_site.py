@@ -57,6 +57,14 @@ def test_the_site_builds_strict_with_every_page_and_api_object(site):
     assert 'id="fzmj.agents.make_agent"' in (site / "api" / "agents.html").read_text(encoding="utf-8")
     assert 'id="fzmj.train.args.Args"' in (site / "api" / "train.html").read_text(encoding="utf-8")
     assert (site / "search" / "search_index.json").is_file()
+    assert not (site / "hooks").exists()  # the build's hook is not a page
+
+
+def test_every_page_names_the_version(site):
+    from fzmj_env._version import __version__
+
+    for page in ("index.html", "api/fzmj_env.html"):
+        assert f"fzmj {__version__}" in (site / page).read_text(encoding="utf-8"), page
 
 
 def _small_site(tmp_path: Path, page: str) -> Path:
@@ -69,6 +77,7 @@ def _small_site(tmp_path: Path, page: str) -> Path:
     (docs / "api" / "page.md").write_text(page, encoding="utf-8")
     cfg.update(docs_dir=str(docs), site_dir=str(tmp_path / "site"))
     cfg.pop("nav")
+    cfg["hooks"] = [str(ROOT / hook) for hook in cfg.get("hooks", [])]  # relative to the real config
     (plugin,) = [p["mkdocstrings"] for p in cfg["plugins"] if isinstance(p, dict) and "mkdocstrings" in p]
     plugin["handlers"]["python"]["paths"] = [str(ROOT)]  # the package, read from the checkout
     path = tmp_path / "mkdocs.yml"
