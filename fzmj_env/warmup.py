@@ -57,9 +57,16 @@ def _warm_hand() -> None:
 
 
 def _warm_aec() -> None:
-    """``fzmj_env.env()`` (the PettingZoo AEC env over the ``Game`` driver): one game."""
+    """``fzmj_env.env()`` (the PettingZoo AEC env): one game; and one hand of the Python driver
+    ``Game`` (game records, replays, the play page), whose step kernel is its own."""
     from .aec import env
+    from .game import Game
 
+    g = Game(hands_per_game=1)
+    g.reset(seed=0)
+    while not g.done:
+        g.step(g.legal_actions[0])
+    assert g.drawable >= 0  # the wall counts (tiles_left, reserve, drawable)
     e = env()
     e.reset(seed=0)
     for _agent in e.agent_iter(max_iter=2000):
