@@ -220,3 +220,25 @@ def test_threads_target_reaches_the_heuristics_threaded_kernel():
     env = {**os.environ, "NUMBA_NUM_THREADS": "2"}
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert int(res.stdout.split()[-1]) >= 1  # compiled, or loaded from the cache: either way reached
+
+
+def test_the_trainers_compile_ahead_steps_aside(monkeypatch, capsys):
+    """``fzmj-train``'s compile ahead (fzmj/train/warm.py): nothing where the cache is warm or it is
+    turned off; where the children fail, one line and the run compiles as it goes."""
+    from fzmj.train import warm
+    from fzmj_env import _shipped_kernels
+
+    assert warm.warm_ahead(oracle=False) is False  # this session's cache is warm
+    monkeypatch.setenv("FZMJ_WARM_AHEAD", "0")
+    monkeypatch.setattr(_shipped_kernels, "has_cached_code", lambda d: False)
+    assert warm.warm_ahead(oracle=False) is False  # turned off: not even looked at
+    monkeypatch.setenv("FZMJ_WARM_AHEAD", "1")
+    monkeypatch.setattr(warm.os, "cpu_count", lambda: 2)
+
+    def failing(groups, host=False):
+        raise RuntimeError("fzmj-warmup vector: boom")
+
+    monkeypatch.setattr(warmup, "warm_in_processes", failing)
+    assert warm.warm_ahead(oracle=True) is False
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == "fzmj: the compile ahead failed (fzmj-warmup vector: boom); compiling as the run goes"

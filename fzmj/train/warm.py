@@ -32,7 +32,7 @@ def warm_belief() -> None:
     generate(4, ["random"] * 4, rules="fuzhou-lianzhong", seed=0, tables=2)  # hidden_labels
 
 
-def warm_ahead(oracle: bool, out=sys.stderr) -> bool:
+def warm_ahead(oracle: bool, out=None) -> bool:
     """Where this host would compile the engine (no cached code for the batched step), compile a
     training run's kernels in two processes at once; False where there was nothing to do (a
     warm cache, the wheel's kernels, one CPU, or ``FZMJ_WARM_AHEAD=0``)."""
@@ -41,11 +41,19 @@ def warm_ahead(oracle: bool, out=sys.stderr) -> bool:
 
     if os.environ.get("FZMJ_WARM_AHEAD", "1") == "0" or (os.cpu_count() or 1) < 2:
         return False
-    if _shipped_kernels.has_cached_code(_step_range):
+    out = sys.stderr if out is None else out
+    try:
+        if _shipped_kernels.has_cached_code(_step_range):
+            return False
+    except Exception:  # Numba's cache internals moved: compile as the run goes, as before
         return False
     t0 = time.perf_counter()
     print("fzmj: compiling the kernels a training run needs in two processes (first run with this cache)...", file=out)
     engine = ["vector", *(["oracle"] if oracle else [])]
-    warmup.warm_in_processes([engine, ["features", "heuristic", "policy", "train"]])
+    try:
+        warmup.warm_in_processes([engine, ["features", "heuristic", "policy", "train"]])
+    except (OSError, RuntimeError) as exc:  # the run compiles what is missing itself
+        print(f"fzmj: the compile ahead failed ({exc}); compiling as the run goes", file=out, flush=True)
+        return False
     print(f"fzmj: compiled in {time.perf_counter() - t0:.0f} s", file=out, flush=True)
     return True
