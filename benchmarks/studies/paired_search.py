@@ -24,13 +24,12 @@ import numpy as np
 def clairvoyant(agent):
     """A check of the machinery, not an agent: ``agent`` searches on the TRUE state (every
     world is the real table, so one world suffices) instead of worlds from its view."""
-    from fzmj.agents import search as S
 
     def _search(o, mk, base):
         cands = agent.candidates(o, mk, base)
         if len(cands) < 2:
             return base
-        env = agent._env(S._preset_of(o), len(cands))
+        env = agent._env(agent.rules_for(o), len(cands))
         tables = np.arange(len(cands))
         env.buf[tables] = agent.truth.buf[0]
         env.buf["m"][tables, 5] = 1  # HANDS_PER_GAME: stop at the end of this hand

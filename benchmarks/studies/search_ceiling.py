@@ -30,7 +30,6 @@ def known_hands(agent):
     """``agent`` (a SearchAgent) searching on worlds that keep the true hands and redraw the
     live wall only (the diagnostic of the module docstring). Reads ``agent.truth`` (the Game),
     which ``paired_search.play`` sets before every decision."""
-    from fzmj.agents import search as S
     from fzmj_env.core import state
 
     def _search(o, mk, base):
@@ -40,7 +39,7 @@ def known_hands(agent):
             return base
         K, M = len(cands), agent.opts["worlds"]
         agent._n += 1
-        env = agent._env(S._preset_of(o), K * M)
+        env = agent._env(agent.rules_for(o), K * M)
         tables = np.arange(K * M)
         true = agent.truth.buf[0]
         seat = agent.truth.seat

@@ -11,7 +11,8 @@ the observation (R12): never the state. Legality comes from the mask; an agent m
 legal action for every row.
 
 ``reset(seed=None)`` is called by the evaluator at the start of every batch of games with a
-seed derived from the evaluation seed, so a stochastic agent is reproducible. ``name`` labels
+seed derived from the evaluation seed, so a stochastic agent is reproducible; a ``reset`` that
+names a ``rules`` parameter is also given the preset played (``reset_agent``). ``name`` labels
 the agent in tables and JSON.
 """
 
@@ -89,20 +90,26 @@ def as_batch(obs, mask, check_values: bool = True, channels: int = NUM_CHANNELS)
     return np.ascontiguousarray(obs, dtype=np.int8), np.ascontiguousarray(mask, dtype=np.int8)
 
 
-def call_reset(reset, seed):
-    """``reset(seed=seed)``, or ``reset()`` for a reset that takes no seed."""
+def call_reset(reset, seed, rules=None):
+    """``reset(seed=seed)``, or ``reset()`` for a reset that takes no seed; ``rules=rules`` too
+    when given and the reset names a ``rules`` parameter."""
     try:
         params = inspect.signature(reset).parameters.values()
     except (TypeError, ValueError):
         params = ()
+    kwargs = {}
     if any(p.name == "seed" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        reset(seed=seed)
-    else:
-        reset()
+        kwargs["seed"] = seed
+    if rules is not None and any(p.name == "rules" for p in params):
+        kwargs["rules"] = rules
+    reset(**kwargs)
 
 
-def reset_agent(agent, seed: int | None = None) -> None:
-    """Call ``agent.reset`` with ``seed`` if it takes one (user agents may define ``reset()``)."""
+def reset_agent(agent, seed: int | None = None, rules=None) -> None:
+    """Call ``agent.reset`` with ``seed`` if it takes one (user agents may define ``reset()``),
+    and with ``rules``, the preset the coming games are played under (a name, a YAML path or a
+    ``Rules``), if it takes them: an agent that plays the rules out (``search``) is told them by
+    its caller, never left to guess them from the observation."""
     reset = getattr(agent, "reset", None)
     if reset is not None:
-        call_reset(reset, seed)
+        call_reset(reset, seed, rules)

@@ -353,9 +353,9 @@ class DefendAgent(Agent):
         defend_kernel(obs, mask, self._st, self._wt, self.win_on(obs), COST, self.params, out)
         return out
 
-    def reset(self, seed=None):
+    def reset(self, seed=None, rules=None):
         if self._base is not None:
-            reset_agent(self._base, seed)
+            reset_agent(self._base, seed, rules)
 
     def __getstate__(self):  # tables are memory-mapped; the belief model is reloaded from its spec
         d = self.__dict__.copy()

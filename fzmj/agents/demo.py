@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except (RulesError, AgentSpecError) as exc:
         parser.error(str(exc))
     for seat, agent in enumerate(agents):
-        reset_agent(agent, (args.seed * 4 + seat) % 2**64)
+        reset_agent(agent, (args.seed * 4 + seat) % 2**64, game.rules)
     print(f"rules: {game.rules.name}; seats 0-3: {', '.join(specs)}")
     game.reset(seed=args.seed)
     obs = np.zeros((NUM_CHANNELS, 27), dtype=np.int8)

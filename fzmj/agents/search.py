@@ -96,7 +96,7 @@ from fzmj_env.encode import (
     encode_table,
     encode_v1,
 )
-from fzmj_env.rules import available_rules, load_rules
+from fzmj_env.rules import Rules, available_rules, load_rules
 
 from .base import Agent, AgentSpecError, as_batch, reset_agent
 from .heuristic import HeuristicAgent
@@ -128,26 +128,48 @@ _OPT_OF = {
 }
 
 
-def _preset_of(obs) -> str | None:
-    """The preset whose scheme and loss-cap flag the v2 preset plane shows."""
-    return _preset_by(int(np.argmax(obs[P_PRESET, :5])), bool(obs[P_PRESET, PRC_LOSS_CAP]))
+def plane_scheme(obs) -> tuple[int, bool]:
+    """The scheme (``SCHEME_NAMES`` index) and loss-cap flag the v2 preset plane shows."""
+    return int(np.argmax(obs[P_PRESET, :5])), bool(obs[P_PRESET, PRC_LOSS_CAP])
+
+
+def plane_scheme_of(rules: Rules) -> tuple[int, bool]:
+    """The scheme and loss-cap flag a table of ``rules`` shows on the preset plane."""
+    p = rules.params
+    return int(p[state.R_SCHEME - state.R_RESERVE_BASE]), bool(p[state.R_LOSS_CAP - state.R_RESERVE_BASE])
 
 
 @functools.cache
-def _params(name: str) -> np.ndarray:
-    return load_rules(name).params
+def _shipped_rules(name: str) -> Rules:
+    return load_rules(name)
 
 
 @functools.cache
-def _preset_by(scheme: int, cap: bool) -> str | None:
-    for name in available_rules():
-        p = _params(name)
-        if (
-            p[state.R_SCHEME - state.R_RESERVE_BASE] == scheme
-            and bool(p[state.R_LOSS_CAP - state.R_RESERVE_BASE]) == cap
-        ):
-            return name
-    return None
+def _shipped(names: tuple[str, ...], scheme: int, cap: bool) -> tuple[str, ...]:
+    return tuple(n for n in names if plane_scheme_of(_shipped_rules(n)) == (scheme, cap))
+
+
+def rules_of(obs, rules=None) -> Rules | None:
+    """The rules a decision is searched under: ``rules`` (what the caller plays: the evaluator
+    passes its preset to ``reset``), checked against the observation's preset plane; without
+    them, the one shipped preset the plane shows (None: none does). The plane shows the scheme,
+    not the numbers (a copy of a preset with another base shows the same plane), so two shipped
+    presets showing it is an error, never a guess."""
+    if rules is not None:
+        rules = load_rules(rules)
+        if plane_scheme(obs) != plane_scheme_of(rules):
+            raise ValueError(
+                f"search: playing under rules {rules.name!r} (scheme {rules.scheme}) but the observation "
+                f"shows scheme {state.SCHEME_NAMES[plane_scheme(obs)[0]]}"
+            )
+        return rules
+    names = _shipped(tuple(available_rules()), *plane_scheme(obs))
+    if len(names) > 1:
+        raise ValueError(
+            f"search: presets {' and '.join(names)} show the same scheme; pass the rules "
+            "(reset(seed, rules=...), SearchAgent(rules=...), or the evaluator's --rules)"
+        )
+    return _shipped_rules(names[0]) if names else None
 
 
 def _seat_melds(o, s, own_kongs):
@@ -245,20 +267,21 @@ def _fill_seat(v, o, s):
     v.swim[s] = o[P_SWIM, 3 * s : 3 * s + 3].sum()
 
 
-def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None) -> np.ndarray | None:
+def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None, rules=None) -> np.ndarray | None:
     """A one-table state buffer that encodes to ``obs`` for seat 0 (the observing seat, seats
     relative to it) with legal mask ``mask``, built from the observation alone; the other seats'
     concealed tiles, concealed kong kinds and the wall are placeholders (a world resamples them).
     None when the observation cannot be inverted (the round trip fails), so the caller can fall
-    back. (One linear pass over the planes, kept in one place so it reads against encode.py.)"""
+    back. ``rules``: the preset played (see :func:`rules_of`). (One linear pass over the planes,
+    kept in one place so it reads against encode.py.)"""
     wt = get_win_table() if wt is None else wt
     o = obs
-    name = _preset_of(o)
+    rules = rules_of(o, rules)
     ph = o[P_PHASE]
-    if name is None or not (ph[PC_TURN] or ph[PC_DISCARD] or ph[PC_CLAIM]):
+    if rules is None or not (ph[PC_TURN] or ph[PC_DISCARD] or ph[PC_CLAIM]):
         return None
     buf = state.new_state(1)
-    engine.set_rules(buf, 0, _params(name))
+    engine.set_rules(buf, 0, rules.params)
     v = state.numpy_view(buf, 0)
     m = v.m
     gold = int(np.argmax(o[P_GOLD_KIND]))
@@ -392,9 +415,11 @@ class SearchAgent(Agent):
     ``stats`` counts decisions seen, searched, deviations, fallbacks (observation not inverted),
     rollouts and the time spent searching, over the agent's life (``reset`` keeps them)."""
 
-    def __init__(self, blueprint: Agent | None = None, name: str | None = None, **opts):
+    def __init__(self, blueprint: Agent | None = None, name: str | None = None, rules=None, **opts):
         """``blueprint``: the agent the search improves on (the heuristic when None); a spec
-        string goes through ``make_agent("search:BLUEPRINT")``."""
+        string goes through ``make_agent("search:BLUEPRINT")``. ``rules``: the preset the games
+        are played under (a name, a YAML path or a ``Rules``; ``reset(seed, rules)`` sets it too,
+        as the evaluator does); None: the one shipped preset the observation shows."""
         unknown = set(opts) - set(DEFAULTS)
         if unknown:
             raise ValueError(f"unknown search options {sorted(unknown)} (keys: {', '.join(DEFAULTS)})")
@@ -408,6 +433,7 @@ class SearchAgent(Agent):
         if self.opts["margin"] > 0 and not hasattr(blueprint, "action_probs"):
             raise AgentSpecError(f"margin needs a policy blueprint (pretrained, ppo:PATH), not {blueprint.name!r}")
         self.blueprint = blueprint
+        self.rules = None if rules is None else load_rules(rules)
         self.name = name or f"search:{self.blueprint.name}"
         self._wt = get_win_table()
         self._st = get_shanten_table()
@@ -430,10 +456,13 @@ class SearchAgent(Agent):
         self.__dict__.update(d)
         self._st, self._wt, self._envs = get_shanten_table(), get_win_table(), {}
 
-    def reset(self, seed=None):
+    def reset(self, seed=None, rules=None):
+        """Reseed; ``rules`` (when given): the preset of the games that follow."""
         self._seed = int(self.opts["seed"] if seed is None else seed)
         self._n = 0
-        reset_agent(self.blueprint, seed)
+        if rules is not None:
+            self.rules = load_rules(rules)
+        reset_agent(self.blueprint, seed, rules)
         if not hasattr(self, "stats"):  # counters over the agent's life (not per game)
             self.stats = {"decisions": 0, "searched": 0, "deviated": 0, "fallback": 0, "search_s": 0.0, "rollouts": 0}
 
@@ -448,10 +477,12 @@ class SearchAgent(Agent):
             return out
         t0 = time.perf_counter()
         jobs = {i: job for i in rows if (job := self._prepare(obs[i], mask[i], int(base[i]))) is not None}
-        for preset in {_preset_of(obs[i]) for i in jobs}:
-            group = [i for i in jobs if _preset_of(obs[i]) == preset]
+        rules = {i: self.rules_for(obs[i]) for i in jobs}
+        for key in {(r.name, r.digest) for r in rules.values()}:
+            group = [i for i in jobs if (rules[i].name, rules[i].digest) == key]
             tables = sum(len(jobs[i][0]) * len(jobs[i][2]) for i in group)
-            points = rollout_many(self._rollout_env(preset, tables), self.blueprint, [jobs[i] for i in group])
+            env = self._rollout_env(rules[group[0]], tables)
+            points = rollout_many(env, self.blueprint, [jobs[i] for i in group])
             for i, pts in zip(group, points, strict=True):
                 out[i] = self._choose(jobs[i][0], pts, jobs[i][2])
         if jobs:
@@ -504,10 +535,14 @@ class SearchAgent(Agent):
             legal.sort(key=lambda a: (after(a), a))
         return [base] + legal[: self.opts["top"] - 1]
 
-    def _env(self, rules: str, n: int):
+    def rules_for(self, o) -> Rules | None:
+        """The rules the decision of observation ``o`` is searched under (:func:`rules_of`)."""
+        return rules_of(o, self.rules)
+
+    def _env(self, rules: Rules, n: int):
         from fzmj_env.vector import VectorEnv
 
-        key = (rules, n)
+        key = (rules.name, rules.digest, n)
         if key not in self._envs:
             env = VectorEnv(n, rules=rules, auto_reset=False)
             env.reset()
@@ -520,12 +555,12 @@ class SearchAgent(Agent):
         if job is None:
             return base
         t0 = time.perf_counter()
-        pts = rollout_many(self._rollout_env(_preset_of(o), len(job[0]) * len(job[2])), self.blueprint, [job])[0]
+        pts = rollout_many(self._rollout_env(self.rules_for(o), len(job[0]) * len(job[2])), self.blueprint, [job])[0]
         self.stats["searched"] += 1
         self.stats["search_s"] += time.perf_counter() - t0
         return self._choose(job[0], pts, job[2])
 
-    def _rollout_env(self, rules: str, n: int):
+    def _rollout_env(self, rules: Rules, n: int):
         """A rollout env of at least ``n`` tables (sizes rounded up to a power of two, so a few
         envs serve every batch)."""
         return self._env(rules, 1 << max(4, (n - 1).bit_length()))
@@ -534,7 +569,7 @@ class SearchAgent(Agent):
         """``(candidates, state, world seeds)`` of one decision to search, or None when there is
         one candidate or the observation cannot be turned back into a state (the blueprint plays)."""
         cands = self.candidates(o, mk, base)
-        buf = state_from_obs(o, mk, self._wt) if len(cands) >= 2 else None
+        buf = state_from_obs(o, mk, self._wt, self.rules) if len(cands) >= 2 else None
         if buf is None:
             self.stats["fallback"] += len(cands) >= 2
             return None
@@ -573,7 +608,7 @@ class SearchAgent(Agent):
     def _sir(self, o, buf, seeds, M) -> np.ndarray:
         """M of ``seeds`` drawn with replacement, each with probability proportional to its
         world's importance weight under the belief model (``sir`` option)."""
-        env = self._env(_preset_of(o), len(seeds))
+        env = self._env(self.rules_for(o), len(seeds))
         tables = np.arange(len(seeds))
         env.load_worlds(tables, buf, 0, 0, seeds, belief=belief_factors(self.belief_model, o, buf))
         return self._resampled(seeds, env.world_log_weights, M)
@@ -582,7 +617,7 @@ class SearchAgent(Agent):
         """The M of ``seeds`` whose worlds best explain the other seats' last discards under the
         blueprint (belief filter, after SPARTA): a world scores one point per other seat whose
         world hand plus its last discard makes the blueprint discard that tile."""
-        env = self._env(_preset_of(o), len(seeds))
+        env = self._env(self.rules_for(o), len(seeds))
         tables = np.arange(len(seeds))
         env.load_worlds(tables, buf, 0, 0, seeds)
         score = explained_discards(env.buf, len(seeds), self.blueprint, self._wt)
@@ -592,7 +627,7 @@ class SearchAgent(Agent):
     def _likely(self, o, buf, seeds, M) -> np.ndarray:
         """M of ``seeds`` drawn in proportion to how likely the blueprint, as the other seats'
         model, finds their last discards in each world (``like`` option)."""
-        env = self._env(_preset_of(o), len(seeds))
+        env = self._env(self.rules_for(o), len(seeds))
         env.load_worlds(np.arange(len(seeds)), buf, 0, 0, seeds)
         return self._resampled(seeds, discard_log_likelihood(env.buf, len(seeds), self.blueprint, self._wt), M)
 

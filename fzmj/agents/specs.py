@@ -37,10 +37,10 @@ class _DuckAgent(Agent):
         """The user object's own layout (``"v3"``: the evaluator's tables give it v3)."""
         return getattr(self.obj, "obs_version", "v2")
 
-    def reset(self, seed=None):
+    def reset(self, seed=None, rules=None):
         reset = getattr(self.obj, "reset", None)
         if reset is not None:
-            call_reset(reset, seed)
+            call_reset(reset, seed, rules)
 
 
 def _load_python_class(spec: str, target: str) -> Agent:

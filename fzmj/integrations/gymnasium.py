@@ -128,10 +128,10 @@ class _Opponents:
         self._kernel = [type(a) is HeuristicAgent for a in self.agents]
         self._one = np.empty(1, dtype=np.int64)
 
-    def reset(self, seed: int) -> None:
+    def reset(self, seed: int, rules=None) -> None:
         key = agent_key(seed)  # the opponents' seeds are keyed hashes: they cannot give the walls' seed away
         for i, a in enumerate(self.agents):
-            reset_agent(a, keyed_agent_seed(key, i + 1))
+            reset_agent(a, keyed_agent_seed(key, i + 1), rules)
 
     def _act(self, i: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         agent = self.agents[i]
@@ -213,7 +213,7 @@ class _SeatDriver:
         base = int(self._rng.integers(0, MAX_SEED, dtype=np.uint64, endpoint=True))
         # a fresh VectorEnv per reset: game k of table t is then game_seed(base, t, k), never a repeat
         self.venv = VectorEnv(self.B, seed=base, **self.kwargs)
-        self.opponents.reset(base)
+        self.opponents.reset(base, self.venv.rules)
         self.obs, self.mask, self.seat = self.venv.reset()
         self.games = np.zeros(self.B, dtype=np.int64)
         self.ls = self._seat_of(self.tables)

@@ -83,10 +83,10 @@ def collect_demonstrations(
 
     agent = make_teacher(teacher) if isinstance(teacher, str) else teacher
     oracle = oracle or reads_oracle(agent)
-    reset_agent(agent, seed)
     player = agent if actor is None else actor
     env = VectorEnv(num_tables, rules, seed=seed, hands_per_game=hands_per_game, reward_scale=reward_scale,
                     num_threads=env_threads, obs_version=obs_version, oracle=oracle)  # fmt: skip
+    reset_agent(agent, seed, env.rules)
     obs, mask, seat = env.reset()
     hidden = env.oracle_planes if oracle else None
     obs_shape = obs.shape[1:]

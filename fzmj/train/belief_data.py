@@ -67,9 +67,9 @@ def generate(
     seed stream ``seed``). Returns packed observations, labels, the legal discards and whether
     the decision is a turn (not a claim window). Deterministic for the arguments."""
     players = [make_agent(a) for a in agents]
-    for i, p in enumerate(players):
-        reset_agent(p, seed * 4 + i)
     env = make_env(tables, rules, seed, obs_version)
+    for i, p in enumerate(players):
+        reset_agent(p, seed * 4 + i, env.rules)
     wt = get_win_table()
     obs, mask, seat = env.reset()
     C = obs.shape[1]

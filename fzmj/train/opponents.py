@@ -39,6 +39,7 @@ class OpponentPool:
         device,
         target: str = "heuristic",
         threads: int = 1,
+        rules=None,
     ):
         self.prob = prob
         self.threads = threads  # Numba threads for the opponents' host work (the env's own count)
@@ -50,9 +51,10 @@ class OpponentPool:
         self.controller = np.full((num_tables, 4), LEARNER, dtype=np.int64)
         self.heuristic = None
         if prob > 0 and heuristic_frac > 0:
-            from fzmj.agents import make_agent
+            from fzmj.agents import make_agent, reset_agent
 
             self.heuristic = make_agent(target)  # the target agent (opponent id 0)
+            reset_agent(self.heuristic, None, rules)  # the preset played (a search plays it out)
             if hasattr(self.heuristic, "threads"):  # HeuristicAgent: a large batch over the env's threads
                 self.heuristic.threads = threads
         self.fixed: list[torch.nn.Module] = []  # frozen checkpoints (pool_paths), never replaced
@@ -169,6 +171,7 @@ def make_pool(args, rng: np.random.Generator, device, threads: int = 1) -> Oppon
         device,
         target=args.pool_target,
         threads=threads,
+        rules=args.rules,
     )
     for path in args.pool_paths:
         pool.add_fixed(load_policy(path, device))

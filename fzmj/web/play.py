@@ -60,9 +60,9 @@ def play_agents(
         raise ValueError(f"need 4 agents, one per seat, got {len(agents)}")
     objs = [make_agent(a) for a in agents]
     key = agent_key(seed) if agent_seed is None else agent_seed
-    for s, a in enumerate(objs):
-        reset_agent(a, _agent_seed(key, s))
     game = Game(rules, hands_per_game=hands)
+    for s, a in enumerate(objs):
+        reset_agent(a, _agent_seed(key, s), game.rules)
     game.reset(seed=seed)
     obs = np.zeros((observation_planes(*objs), 27), dtype=np.int8)
     while not game.done:
@@ -143,7 +143,7 @@ class Session:
         self.agent_seed = agent_key(seed) if agent_seed is None else agent_seed  # never shown to the agents
         for s, a in enumerate(self.agents):
             if a is not None:
-                reset_agent(a, _agent_seed(self.agent_seed, s))
+                reset_agent(a, _agent_seed(self.agent_seed, s), self.rules)
         self.game = Game(self.rules, hands_per_game=hands)
         self.game.reset(seed=seed)
         self._scratch = Game(self.rules, hands_per_game=1)  # replays a hand-ending step to keep its final state

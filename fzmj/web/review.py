@@ -156,7 +156,7 @@ def review_record(record: dict, agent, seat: int, belief=None) -> dict:
     name = agent_name(agent)
     agent = make_agent(agent)
     try:  # a keyed hash of the record's seed: the reviewer cannot turn it back into the walls' seed
-        reset_agent(agent, keyed_agent_seed(agent_key(int(record.get("seed", 0))), seat))
+        reset_agent(agent, keyed_agent_seed(agent_key(int(record.get("seed", 0))), seat), record_rules(record))
     except Exception as e:  # noqa: BLE001 - the reviewer's code, not the record
         raise ReviewError(f"reviewer {name} failed at reset: {type(e).__name__}: {e}".replace("\n", " ")) from None
     model, note = danger_model(belief, record_rules(record).name)

@@ -113,7 +113,7 @@ def play_batch(setup: Setup, b: int, progress=None):
     seeds = np.repeat(wall_seeds(setup.seed, nw, w0), 4)  # job j = 4 * wall + rotation
     rot = np.tile(np.arange(4), nw)
     for i, agent in enumerate(setup.agents):
-        reset_agent(agent, agent_seed(setup.agent_key, b, i, getattr(agent, "seed", 0)))
+        reset_agent(agent, agent_seed(setup.agent_key, b, i, getattr(agent, "seed", 0)), setup.rules)
     layouts = obs_layouts(setup.agents)
     env = VectorEnv(n, rules=setup.rules, hands_per_game=1, auto_reset=False, obs_version=3 if "v3" in layouts else 2)
     obs, mask, seat = env.reset(seeds=seeds)
