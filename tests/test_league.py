@@ -250,7 +250,7 @@ def test_python_identity_is_the_module_file(tmp_path, bot):
 def test_rules_identity_hashes_a_rules_file(tmp_path):
     from fzmj_env.rules import PRESET_DIR
 
-    custom = tmp_path / "mine.yaml"
+    custom = tmp_path / "fuzhou-lianzhong.yaml"  # a copy, under the preset's own name
     custom.write_text((PRESET_DIR / "fuzhou-lianzhong.yaml").read_text())
     by_name, by_file = L.rules_identity("fuzhou-lianzhong"), L.rules_identity(str(custom))
     assert by_name["file_sha256"] is None and by_file["name"] == by_name["name"] and by_file["file_sha256"]
@@ -288,7 +288,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     assert "unknown rules" in _cli_error(["--dir", d, "--rules", "nope"], capsys)
     from fzmj_env.rules import PRESET_DIR
 
-    custom = tmp_path / "custom.yaml"
+    custom = tmp_path / "mine.yaml"
     custom.write_text(
         (PRESET_DIR / "fuzhou-lianzhong.yaml").read_text().replace("name: fuzhou-lianzhong", "name: mine")
     )
@@ -307,7 +307,9 @@ def test_league_with_rules_file_and_its_changes(tmp_path, capsys):
     from fzmj_env.rules import PRESET_DIR
 
     custom = tmp_path / "custom.yaml"
-    custom.write_text((PRESET_DIR / "fuzhou-lianzhong.yaml").read_text())
+    custom.write_text(
+        (PRESET_DIR / "fuzhou-lianzhong.yaml").read_text().replace("name: fuzhou-lianzhong", "name: custom")
+    )
     d = str(tmp_path / "lg")
     res = _league(["--agents", "random", "heuristic", "--hands-per-pairing", "16", "--rules", str(custom), "--dir", d])
     assert res["config"]["rules_id"]["file_sha256"]
@@ -342,7 +344,7 @@ def test_training_adds_its_evaluation_checkpoints_to_a_league(tmp_path, capsys):
 def _copy_rules(tmp_path: Path) -> Path:
     from fzmj_env.rules import PRESET_DIR
 
-    p = tmp_path / "other-rules.yaml"
+    p = tmp_path / "other.yaml"
     p.write_text((PRESET_DIR / "fuzhou-lianzhong.yaml").read_text().replace("name: fuzhou-lianzhong", "name: other"))
     return p
 

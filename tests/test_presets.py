@@ -103,7 +103,7 @@ def test_bad_preset_files_name_the_key(tmp_path):
 def custom_rules(tmp_path, preset, edit):
     data = yaml.safe_load((PRESET_DIR / f"{preset}.yaml").read_text(encoding="utf-8"))
     edit(data)
-    p = tmp_path / "custom.yaml"
+    p = tmp_path / f"{preset}.yaml"  # a copy keeps its name: a rules file is named after its file
     p.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     return str(p)
 

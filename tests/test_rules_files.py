@@ -43,6 +43,8 @@ def _preset(name: str) -> dict:
 
 
 def _write(tmp_path: Path, data, name: str = "my.yaml") -> Path:
+    if isinstance(data, dict) and isinstance(data.get("name"), str) and name == "my.yaml":
+        name = f"{data['name']}.yaml"  # a rules file is named after its file
     path = tmp_path / name
     path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     return path
@@ -115,6 +117,18 @@ def test_every_number_of_every_scheme_has_bounds():
         for key, sub in leaves(_schema(scheme)):
             lo_hi = sub[1] if isinstance(sub, list) else sub
             assert isinstance(lo_hi, tuple) and lo_hi[1] <= INT32_MAX, (scheme, key, sub)
+
+
+def test_a_rules_file_is_named_after_its_file(tmp_path):
+    data = _preset("fuzhou-lianzhong")
+    copied = _write(tmp_path, data, "fuzhou-alt.yaml")  # a copy that kept the default's name
+    msg = _refused(copied, "fuzhou-alt.yaml", "'fuzhou-lianzhong'", "'fuzhou-alt'", "rename")
+    assert msg.startswith("fuzhou-alt.yaml: name ")
+    data["name"] = "fuzhou-alt"
+    assert load_rules(_write(tmp_path, data, "fuzhou-alt.yaml")).name == "fuzhou-alt"
+    assert load_rules(_write(tmp_path, data, "fuzhou-alt.yml")).name == "fuzhou-alt"
+    for p in PRESET_DIR.glob("*.yaml"):  # the shipped files too
+        assert load_rules(p).name == p.stem
 
 
 def test_the_shipped_presets_are_inside_the_bounds():

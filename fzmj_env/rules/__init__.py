@@ -4,7 +4,8 @@ Each file names a ``scheme`` (the branch of the one Numba rules core it plays: `
 ``classic``, ``lianzhong-2``, ``bianfeng``, ``home``) and the numbers of that scheme. The
 engine reads them from the table's rule slots (``core/state.py`` R_*), so a user can copy a
 preset file, change a number (a special's value, the 边锋 ``loss_cap``, ``gold_kan`` 60 or 120)
-and pass the file path as ``rules=``. A key the scheme does not know, a missing key or a
+and pass the file path as ``rules=``; a file's ``name`` is its file name without ``.yaml``
+(``my-rules.yaml`` says ``name: my-rules``), so a copy never reports itself as the original. A key the scheme does not know, a missing key or a
 wrong type or a number out of its range names itself in a ``RulesError`` (one line).
 """
 
@@ -206,4 +207,10 @@ def load_rules(rules: str | Path | Rules = DEFAULT_RULES) -> Rules:
                 f"unknown rule preset {short_repr(text)} (no such preset or file); available: {', '.join(available_rules())}"
             )
     data = read_yaml_file(path, "rules file", error=RulesError)
-    return rules_from_data(data, path.name)
+    rules = rules_from_data(data, path.name)
+    if rules.name != path.stem:  # a copied preset that kept its name would report itself as the original
+        raise RulesError(
+            f"{path.name}: name {short_repr(rules.name)} is not the file's name {path.stem!r} "
+            f"(a preset is named after its file: rename one of them)"
+        )
+    return rules
