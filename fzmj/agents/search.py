@@ -272,8 +272,7 @@ def state_from_obs(obs: np.ndarray, mask: np.ndarray, wt=None, rules=None) -> np
     relative to it) with legal mask ``mask``, built from the observation alone; the other seats'
     concealed tiles, concealed kong kinds and the wall are placeholders (a world resamples them).
     None when the observation cannot be inverted (the round trip fails), so the caller can fall
-    back. ``rules``: the preset played (see :func:`rules_of`). (One linear pass over the planes,
-    kept in one place so it reads against encode.py.)"""
+    back. ``rules``: the preset played (:func:`rules_of`). (One pass over the planes, by encode.py.)"""
     wt = get_win_table() if wt is None else wt
     o = obs
     rules = rules_of(o, rules)

@@ -475,7 +475,11 @@ def build_parser() -> OneLineParser:
     ap = OneLineParser(prog="fzmj-belief", description=__doc__.split("\n\n")[0])
     ap.add_argument("--run-name", default=d.run_name)
     ap.add_argument("--runs-dir", default=d.runs_dir)
-    ap.add_argument("--agents", nargs="+", default=d.agents, help="1 or 4 agent specs (default: four heuristics)")
+    from fzmj.agents.specs import SPEC_HELP
+
+    ap.add_argument(
+        "--agents", nargs="+", default=d.agents, help=f"1 or 4 agent specs (default: four heuristics): {SPEC_HELP}"
+    )
     ap.add_argument("--rules", default=d.rules, help="rule preset (default fuzhou-lianzhong)")
     ap.add_argument("--obs-version", default=d.obs_version, help="observation layout the model reads (default v2)")
     ap.add_argument("--train-decisions", type=int, default=d.train_decisions)

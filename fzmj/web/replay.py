@@ -145,7 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--seat", type=int, metavar="N", help="show only what seat N (0-3) could see")
     g.add_argument("--all", action="store_true", help="show every seat face up (the default)")
-    p.add_argument("--review", metavar="AGENT_SPEC", help="show what this agent would play at each decision of a seat")
+    from fzmj.agents.specs import SPEC_HELP
+
+    p.add_argument(
+        "--review",
+        metavar="AGENT_SPEC",
+        help=f"show what this agent would play at each decision of a seat (agent specs: {SPEC_HELP})",
+    )
     p.add_argument("--review-seat", type=int, metavar="N", help="the seat to review (default: --seat, else 0)")
     p.add_argument(
         "--danger",
