@@ -3,7 +3,10 @@
 Every key is checked on load: an unknown key, a value of the wrong type or outside its allowed
 range raises :class:`ConfigError` with the key's name (and the closest known key for a typo).
 Field documentation is the one-line docstring written under each field of the dataclass
-(CleanRL style); :func:`field_docs` reads it back for ``--help`` and for docs.
+(CleanRL style, or ``key(..., doc=...)``); :func:`field_docs` reads it back for ``--help`` and
+for docs. A number's allowed range is in its field's metadata, declared with :func:`key`
+(``lr: float = key(2.5e-4, lo=0, lo_ok=False, hi=1)``); :func:`unranged_keys` lists the numbers
+without one.
 
 The configs that ship live in ``fzmj/train/configs/`` (package data, so an installed wheel has
 them; the repository's top-level ``configs`` is a link to that folder): ``--config ppo_default``
@@ -17,6 +20,7 @@ import ast
 import dataclasses
 import difflib
 import inspect
+import math
 import textwrap
 import types
 import typing
@@ -61,11 +65,85 @@ def resolve_config(spec: str | Path) -> Path:
     raise ConfigError(f"config file {text}: no such file, and not the name of a shipped config ({names})")
 
 
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The values a config key allows: a number in ``lo``..``hi`` (``lo_ok``: ``lo`` itself too;
+    None: unbounded), or one of ``choices``. ``None`` passes for an optional key (``X | None``)."""
+
+    lo: float | None = None
+    lo_ok: bool = True
+    hi: float | None = None
+    choices: tuple = ()
+
+    def problem(self, key: str, v) -> str | None:
+        """One line ``key: expected ..., got ...`` when ``v`` is outside the range, else None."""
+        if v is None:
+            return None
+        if self.choices:
+            names = [str(c) for c in self.choices]  # integer choices too (obs_version: 2 or 3)
+            ok = v in self.choices
+            return None if ok else f"{key}: expected {', '.join(names[:-1])} or {names[-1]}, got {v!r}"
+        if isinstance(v, float) and not math.isfinite(v):
+            return f"{key}: expected a finite number, got {v!r}"
+        low = self.lo is not None and (v < self.lo or (v == self.lo and not self.lo_ok))
+        if low and isinstance(v, int) and self.lo in (0, 1):
+            sign = "positive" if self.lo == 1 or not self.lo_ok else "non-negative"
+            return f"{key}: expected a {sign} integer, got {v!r}"
+        if isinstance(v, int) and not low and self.hi is not None and v > self.hi:
+            return f"{key}: expected at most {self.hi:,}, got {v:,}"
+        if low or (self.hi is not None and v > self.hi):
+            return f"{key}: expected {self.describe()}, got {v!r}"
+        return None
+
+    def describe(self) -> str:
+        """The range in words: ``a number in [0, 1]``, ``a number > 0``, ``one of a, b``."""
+        if self.choices:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        lo = "" if self.lo is None else f"{'[' if self.lo_ok else '('}{self.lo:g}"
+        if self.hi is None:
+            return f"a number {'>=' if self.lo_ok else '>'} {self.lo:g}" if lo else "any number"
+        return f"a number in {lo or '(-inf'}, {self.hi:g}]"
+
+
+def key(default=dataclasses.MISSING, *, doc: str = "", factory=None, **range_):
+    """A config field that carries its range (``lo``, ``lo_ok``, ``hi`` or ``choices``: see
+    :class:`Range`) and, optionally, its doc in its metadata::
+
+        reward_clip: float = key(0.0, lo=0, hi=100)  # then its docstring on the next line
+
+    ``factory``: a default factory (a list). ``doc``: the key's doc, when it has no docstring."""
+    meta = {"range": Range(**range_)} if range_ else {}
+    if doc:
+        meta["doc"] = doc
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def key_range(f: dataclasses.Field) -> Range | None:
+    """The range a field declares (:func:`key`), or None."""
+    return f.metadata.get("range")
+
+
+def unranged_keys(cls, legacy=()) -> list[str]:
+    """The number keys (int or float, optional or not) of dataclass ``cls`` that declare no range
+    (``legacy``: keys whose range is given elsewhere)."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        args = [a for a in (typing.get_args(hints[f.name]) or (hints[f.name],)) if a is not type(None)]
+        numeric = any(a in (int, float) for a in args) and typing.get_origin(hints[f.name]) is not list
+        if numeric and key_range(f) is None and f.name not in legacy:
+            out.append(f.name)
+    return out
+
+
 def field_docs(cls) -> dict[str, str]:
-    """The docstring written under each field of dataclass ``cls`` (attribute docstrings)."""
+    """The doc of each field of dataclass ``cls``: ``key(doc=...)``, else the docstring written
+    under it (attribute docstrings)."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body
-    docs = {}
+    docs = {f.name: f.metadata["doc"] for f in dataclasses.fields(cls) if f.metadata.get("doc")}
     for prev, node in zip(body, body[1:], strict=False):
         if (
             isinstance(prev, ast.AnnAssign)
@@ -74,7 +152,7 @@ def field_docs(cls) -> dict[str, str]:
             and isinstance(node.value, ast.Constant)
             and isinstance(node.value.value, str)
         ):
-            docs[prev.target.id] = node.value.value.strip()
+            docs.setdefault(prev.target.id, node.value.value.strip())
     return docs
 
 

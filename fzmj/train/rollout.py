@@ -32,15 +32,20 @@ class Rollout:
         stats: HandStats,
         device: torch.device,
         steps_per_table_step: int,
-        oracle_critic: bool,
+        args,
     ):
+        """``args``: the run's config (``Args``); a key the rollout reads is ``self.args.KEY``, so
+        a new one needs no threading through run_setup.py."""
         self.env, self.games, self.pool, self.buffer, self.stats = env, games, pool, buffer, stats
+        self.args = args
         self.device = device
         self.steps_per_table_step = steps_per_table_step  # env steps counted per table step: the world size
         self.all_tables = np.arange(env.num_tables)
         self.actions = np.zeros(env.num_tables, dtype=np.int64)
         self.obs, self.mask, self.seat = env.reset(seeds=games.first_seeds())
-        self.oracle = env.oracle_planes if oracle_critic else None  # reset() returns no oracle; step() puts it in info
+        self.oracle = (
+            env.oracle_planes if args.oracle_critic else None
+        )  # reset() returns no oracle; step() puts it in info
         self.guide_keep = 0.0  # oracle guiding: the chance that the actor sees a decision's oracle planes
         pool.assign(self.all_tables, group=games.group)
 
