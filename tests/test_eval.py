@@ -286,3 +286,16 @@ def test_evaluator_counts_each_agents_decisions():
     solo = Counting("solo")
     res = evaluate([solo], hands=8, seed=3, progress=False)
     assert res["agents"]["solo"]["decisions"] == solo.rows == res["timing"]["decisions"]
+
+
+def test_rules_with_no_value_lists_the_presets(capsys):
+    """``fzmj-eval --rules``: every shipped preset, one a line, with its scheme (issue 59)."""
+    from fzmj_env import available_rules, load_rules
+
+    assert main(["--rules"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split(":")[0].removesuffix(" (default)") for line in lines] == available_rules()
+    assert all(f"scheme {load_rules(n).scheme}" in line for n, line in zip(available_rules(), lines, strict=True))
+    with pytest.raises(SystemExit) as e:
+        main(["--hands", "4"])  # --agents is still required to play
+    assert e.value.code == 2 and "required: --agents" in capsys.readouterr().err

@@ -207,7 +207,7 @@ def test_invariants_hold_at_every_decision(seed, policy_seed, hands, greed, smar
 )
 def test_invariants_hold_under_every_preset(seed, policy_seed, hands, greed, smart, rules):
     """Zero-sum, a legal action always exists, 144 tiles conserved, no gold discard
-    under classic, swim levels only under home, over all five presets."""
+    under classic, swim levels only under home, over every shipped preset."""
     play(seed, policy_seed, hands, greed, probe_illegal=True, smart=smart, rules=rules)
 
 

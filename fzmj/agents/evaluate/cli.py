@@ -8,7 +8,7 @@ import os
 import sys
 
 from fzmj_env.cli import OneLineParser, check_output_file, run_cli
-from fzmj_env.rules import DEFAULT_RULES
+from fzmj_env.rules import DEFAULT_RULES, available_rules, load_rules
 from fzmj_env.seeding import draw_seed
 
 from .. import SPEC_HELP, AgentSpecError
@@ -30,9 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--agents",
         nargs="+",
-        required=True,
         metavar="SPEC",
-        help="1 to 4 agent specs, one per seat slot; the last fills the remaining slots (A B = A against three B)",
+        help="(required) 1 to 4 agent specs, one per seat slot; the last fills the remaining slots "
+        "(A B = A against three B)",
     )
     p.add_argument(
         "--hands", type=int, default=1000, help="hands to play, rounded up to a multiple of 4 (default 1000)"
@@ -53,7 +53,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
     p.add_argument("--out", metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="plot score distributions and cumulative scores")
-    p.add_argument("--rules", default=DEFAULT_RULES, help=f"rule preset (default {DEFAULT_RULES})")
+    p.add_argument(
+        "--rules",
+        nargs="?",
+        const="",
+        default=DEFAULT_RULES,
+        help=f"rule preset ({', '.join(available_rules())}) or a rules file (default {DEFAULT_RULES}); "
+        "with no value: list the presets and exit",
+    )
     p.add_argument(
         "--batch", type=int, default=DEFAULT_BATCH, help=f"tables per batch, a multiple of 4 (default {DEFAULT_BATCH})"
     )
@@ -82,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check_args(p: argparse.ArgumentParser, args) -> None:
     """Everything the command line can get wrong, refused before any play (one line, exit 2)."""
+    if not args.agents:
+        p.error("the following arguments are required: --agents")
     if len(args.agents) > 4:
         p.error(f"--agents takes at most 4 specs (one per seat), got {len(args.agents)}")
     for flag, value in (("--hands", args.hands), ("--workers", args.workers)):
@@ -143,8 +152,21 @@ def _run(args) -> int:
     return 0
 
 
+def list_presets() -> str:
+    """One line per shipped preset: its name, its scheme and its source (``--rules`` alone)."""
+    lines = []
+    for name in available_rules():
+        r = load_rules(name)
+        default = " (default)" if name == DEFAULT_RULES else ""
+        lines.append(f"{name}{default}: scheme {r.scheme}; {r.data.get('source', '')}".rstrip("; "))
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = _parser()
     args = p.parse_args(argv)
+    if args.rules == "":  # --rules with no value
+        print(list_presets())
+        return 0
     _check_args(p, args)
     return run_cli(p, lambda: _run(args), (AgentSpecError, EvalConfigError))
