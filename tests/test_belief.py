@@ -246,6 +246,7 @@ def test_search_with_belief_worlds_plays_legally(run):
     path = run[0] / "checkpoints" / "model.pt"
     agent = make_agent(f"search:heuristic:worlds=4,top=2,sir=2,model={path}")
     env = VectorEnv(2, seed=2)
+    agent.reset(rules=env.rules)  # the preset played (a search never guesses it)
     obs, mask, seat = env.reset()
     for _ in range(6):
         a = agent.act(obs, mask)
@@ -278,6 +279,7 @@ def test_sir_search_counts_repeated_worlds_once_in_its_z_test(monkeypatch):
 
     agent = make_agent("search:heuristic:worlds=32,top=2,sir=2")
     env = VectorEnv(1, seed=0)
+    agent.reset(rules=env.rules)
     obs, mask, _ = env.reset()
     two = np.array([11] * 16 + [12] * 16, np.uint64)
     monkeypatch.setattr(agent, "_sir", lambda o, buf, seeds, M: two)

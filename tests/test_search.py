@@ -11,10 +11,18 @@ import pytest
 from test_encode import claimy_action
 from test_resample import scramble_hidden
 
-from fzmj.agents import AgentSpecError, make_agent
+from fzmj.agents import AgentSpecError, make_agent, reset_agent
 from fzmj.agents.evaluate import evaluate
 from fzmj.agents.search import SearchAgent, parse_search_spec, state_from_obs
 from fzmj_env import Game, available_rules, encode
+from fzmj_env.rules import DEFAULT_RULES
+
+
+def told(agent, rules=DEFAULT_RULES):
+    """``agent`` told the preset its games are played under, as the evaluator tells it (a search
+    never guesses it from the observation: another shipped preset may show the same scheme)."""
+    reset_agent(agent, None, rules)
+    return agent
 
 
 def obs_of(game, seat, buf=None):
@@ -76,7 +84,7 @@ def test_state_from_obs_inverts_the_observation(rules):
         game.reset(seed=50 + g)
         while not game.done:
             o = obs_of(game, game.seat)
-            buf = state_from_obs(o, game.mask)
+            buf = state_from_obs(o, game.mask, rules=rules)
             assert buf is not None  # round trip checked inside: encodes to o, same mask
             if n % 10 == 0:
                 w = Game(rules)
@@ -97,7 +105,7 @@ def test_state_from_obs_inverts_the_observation(rules):
 def test_decision_ignores_hidden_tiles_and_plays_legally():
     """Hidden tiles changed in the real game: same observation, same searched decision."""
     rng = random.Random(4)
-    agent = SearchAgent(worlds=8, top=3, z=0.0)
+    agent = SearchAgent(worlds=8, top=3, z=0.0, rules=DEFAULT_RULES)
     game = Game()
     game.reset(seed=21)
     checked = 0
@@ -121,7 +129,10 @@ def test_search_deviates_when_z_is_zero_and_never_with_a_huge_threshold():
     game = Game()
     game.reset(seed=8)
     rng = random.Random(0)
-    loose, strict = SearchAgent(worlds=16, z=0.0), SearchAgent(worlds=16, z=1e9)
+    loose, strict = (
+        SearchAgent(worlds=16, z=0.0, rules=DEFAULT_RULES),
+        SearchAgent(worlds=16, z=1e9, rules=DEFAULT_RULES),
+    )
     base = make_agent("heuristic")
     while not game.done:
         o, mk = obs_of(game, game.seat)[None], game.mask[None]
@@ -181,7 +192,7 @@ def test_belief_filter_scores_the_truth_above_random_worlds():
 
 
 def test_belief_option_plays_legally():
-    agent = make_agent("search:heuristic:worlds=4,top=2,belief=2")
+    agent = told(make_agent("search:heuristic:worlds=4,top=2,belief=2"))
     game = Game()
     game.reset(seed=2)
     while not game.done:
@@ -219,7 +230,7 @@ def test_a_batch_is_searched_as_its_rows_one_by_one(opts):
     """The searched decisions of one act() are rolled out together: same choices, same counters
     as when each row is searched alone."""
     obs, masks = _decision_batch()
-    together, alone = SearchAgent(**opts), SearchAgent(**opts)
+    together, alone = SearchAgent(rules=DEFAULT_RULES, **opts), SearchAgent(rules=DEFAULT_RULES, **opts)
     together.reset(9)
     alone.reset(9)
     a = together.act(obs, masks)
@@ -235,9 +246,9 @@ def test_margin_searches_only_the_policys_close_decisions():
     policy = make_agent("pretrained")
     probs, _ = policy.action_probs(obs, masks)
     own = probs[np.arange(len(obs)), policy.act(obs, masks)]
-    agent = make_agent("search:pretrained:worlds=4,margin=0.9")
+    agent = told(make_agent("search:pretrained:worlds=4,margin=0.9"))
     agent.act(obs, masks)
-    every = make_agent("search:pretrained:worlds=4")
+    every = told(make_agent("search:pretrained:worlds=4"))
     every.act(obs, masks)
     close = int((own < 0.9).sum())
     assert 0 < close < len(obs)
@@ -268,7 +279,7 @@ def test_policy_search_ignores_hidden_tiles():
     """Hidden tiles changed in the real game: the same decisions from search:pretrained with
     world weighting and the margin gate (the worlds it draws depend on the seat's view only)."""
     rng = random.Random(8)
-    agent = make_agent("search:pretrained:worlds=4,like=2,margin=0.99,z=0")
+    agent = told(make_agent("search:pretrained:worlds=4,like=2,margin=0.99,z=0"))
     game = Game()
     game.reset(seed=33)
     checked = 0

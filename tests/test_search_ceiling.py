@@ -23,6 +23,7 @@ def test_ceiling_worlds_keep_the_true_hands(monkeypatch):
     from fzmj_env import Game, encode
 
     agent = search_ceiling.known_hands(make_agent("search:heuristic:worlds=3,top=2"))
+    agent.reset(rules="fuzhou-lianzhong")  # the preset of the games below (a search never guesses it)
     seen = []
     real = agent._env
 

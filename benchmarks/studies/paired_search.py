@@ -95,7 +95,7 @@ def main(argv=None) -> dict:
         ref_res = play([ref] * 4, seed, args.rules) if same_ref else None
         gains = []
         for s in range(4):
-            reset_agent(agent, seed * 4 + s)
+            reset_agent(agent, seed * 4 + s, args.rules)  # the preset played: a search never guesses it
             specs = [opp] * 4
             specs[s] = agent
             a = play(specs, seed, args.rules)
