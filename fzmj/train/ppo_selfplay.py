@@ -31,6 +31,7 @@ from fzmj_env.cli import OneLineParser
 
 from . import distributed
 from .args import Args
+from .best import refuse_resume_of_best
 from .checkpoint import CheckpointWriteError, remove_stale_temporaries
 from .config import ConfigError, field_docs, load_config, resolve_config, shipped_configs
 from .config_checks import (
@@ -200,6 +201,7 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         config = resolve_config(ns.config) if ns.config else None
         if ns.resume:
             ckpt = load_checkpoint(ns.resume)
+            refuse_resume_of_best(ckpt, ns.resume)
             args = resume_config(Args, ckpt, ns.resume, config, overrides)
             check_resume_checkpoint(ckpt, ns.resume)
             check_resume_counters(ckpt, ns.resume)
