@@ -168,7 +168,7 @@ class Args:
     """hands per evaluation (against each of random and heuristic)"""
     eval_paired_every: int = 0
     """updates between two paired evaluations (0: never): the checkpoint and then heuristic each play eval_paired_hands hands against three heuristics on the same walls, from eval_paired_seeds reserved seeds that no training or pre-registered check uses; eval/paired_vs_heuristic is the per-hand difference, with its 95% CI, and checkpoints/best.pt keeps the checkpoint of the highest point (docs/training.md, "Picking a checkpoint")"""
-    eval_paired_hands: int = 2000
+    eval_paired_hands: int = 8000
     """hands of each paired evaluation, split evenly over its seeds (a multiple of 4 x eval_paired_seeds: every wall in all four seats)"""
     eval_paired_seeds: int = 4
     """wall seeds of each paired evaluation (seeds 2**63 + 0, 1, ...: reserved, never a training wall)"""
