@@ -98,7 +98,9 @@ def report(runs: dict[str, list[dict]]) -> None:
     print(f"  in-run CI covers the later figure: {covered}/{n} = {covered / n:.1%}")
     print(f"  |z| < 1.96: {(abs(z) < Z95).mean():.1%};  mean z {z.mean():+.2f};  sd of z {z.std(ddof=1):.2f}")
     diffs = [p["mean"] - p["later"] for ps in runs.values() for p in ps]
-    print(f"  in-run minus later, mean {np.mean(diffs):+.2f} a hand (the curves of one seed all played the same 500 walls)")
+    print(
+        f"  in-run minus later, mean {np.mean(diffs):+.2f} a hand (the curves of one seed all played the same 500 walls)"
+    )
     print("\nwinner's curse: the highest point of each curve (what best.pt keeps) against its later figure")
     hits, off = 0, []
     for run, points in runs.items():
