@@ -220,6 +220,28 @@ def test_a_full_disk_mid_run_keeps_the_last_good_checkpoint(tmp_path, monkeypatc
     assert sorted(p.name for p in ckpts.iterdir()) == ["latest.pt", "update_000001.pt"]
 
 
+def test_a_full_disk_while_writing_the_log_stops_in_one_line(tmp_path, monkeypatch, capsys):
+    """train.log's second line meets a full disk: exit 1, one line naming the last good checkpoint."""
+    import builtins
+
+    import fzmj.train.metrics as M
+
+    lines = {"n": 0}
+
+    def full_open(path, mode="r", *a, **k):
+        if Path(path).name == "train.log" and mode == "a":
+            lines["n"] += 1
+            if lines["n"] == 2:
+                raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return builtins.open(path, mode, *a, **k)
+
+    monkeypatch.setattr(M, "open", full_open, raising=False)
+    assert main(SMOKE + _sets(tmp_path, "h", "save_every=1")) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device; the run stopped, its last good checkpoint is" in err[0], err
+    assert load_checkpoint(tmp_path / "h" / "checkpoints" / "latest.pt")["update"] == 2
+
+
 # ---- a resumed run's pick ---------------------------------------------------------------------------
 class _Writer:
     def add_scalar(self, *a):

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
+import os
 import signal
 import sys
 import threading
@@ -49,6 +51,9 @@ from .update import ppo_update
 from .warm import warm_ahead
 
 __all__ = ["Args", "main", "parse_args", "train"]
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
+"""Errors of a write to the run folder (the log, the curve, the events) that stop a run in one line."""
 
 DEFAULT_CONFIG = "ppo_default"
 """The config of a fresh run without --config: the documented recipe (docs/training.md)."""
@@ -253,6 +258,11 @@ def main(argv=None) -> int:
         return _fail(f"{e}; the run stopped, {kept} (lower learning_rate or check the config)", 1)
     except CheckpointWriteError as e:
         return _fail(f"{e}; the run stopped", 1)
+    except OSError as e:
+        if e.errno not in FULL_DISK:
+            raise
+        kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
+        return _fail(f"cannot write to run folder {run_dir}: {os.strerror(e.errno)}; the run stopped, {kept}", 1)
     except MemoryError:
         return _fail("out of memory: lower num_tables, num_steps or the network size", 1)
     except KeyboardInterrupt:
