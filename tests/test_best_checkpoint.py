@@ -177,6 +177,17 @@ def test_resume_with_its_own_recipe_file_passes_and_another_network_is_refused(r
     assert "--resume keeps the checkpoint's network" in line and "network='resnet'" in line
 
 
+def test_resume_of_a_run_folder_copied_without_its_clone_is_one_line(tmp_path, capsys):
+    """The KL pull reads the run's bc.pt: a copy of the run folder without it stops at the parse."""
+    assert main(SMOKE + _sets(tmp_path, "c", "bc_decisions=64", "bc_eval_hands=0", "teacher_coef=0.1")) == 0
+    (tmp_path / "c" / "checkpoints" / "bc.pt").unlink()
+    capsys.readouterr()
+    assert main(["--resume", str(tmp_path / "c" / "checkpoints" / "update_000002.pt")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fzmj-train: error: --resume: the run's KL pull reads its clone")
+    assert "teacher_coef=0" in err[0]
+
+
 def test_a_full_disk_while_writing_best_pt_keeps_the_earlier_one(tmp_path, monkeypatch, capsys):
     """The second point is higher; writing its best.pt fails with ENOSPC: exit 1, one line; the
     earlier best.pt, the checkpoints and the curve are intact."""

@@ -537,3 +537,17 @@ def finished_run(args, ckpt: dict, run_dir, start_update: int) -> str | None:
         f"nothing to train, nothing written (run folder {run_dir}); to train on, raise total_timesteps "
         "(--set total_timesteps=N)"
     )
+
+
+def check_resume_clone(args, path: str) -> None:
+    """A resumed run whose KL pull reads the clone it made (``bc.pt`` beside its checkpoints) needs
+    that file: one line, before anything is written, when it is missing (a run folder copied
+    without it)."""
+    if not (args.bc_decisions > 0 and not args.bc_checkpoint and args.teacher_coef > 0 and args.teacher_mode == "kl"):
+        return
+    clone = resume_run_dir(path) / "checkpoints" / "bc.pt"
+    if not clone.is_file():
+        raise ConfigError(
+            f"--resume: the run's KL pull reads its clone {clone}, which is missing: put the run's bc.pt there "
+            "(a run folder copied without it?), or go on without the pull with --set teacher_coef=0"
+        )

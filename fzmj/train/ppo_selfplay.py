@@ -39,6 +39,7 @@ from .config import ConfigError, field_docs, load_config, resolve_config, shippe
 from .config_checks import (
     check_before_start,
     check_resume_checkpoint,
+    check_resume_clone,
     check_resume_counters,
     finished_run,
     resume_config,
@@ -238,6 +239,10 @@ def main(argv=None) -> int:
         if (line := finished_run(args, resume, run_dir, start)) is not None:
             print(line, flush=True)
             return 0
+        try:
+            check_resume_clone(args, run_dir / "checkpoints" / "latest.pt")
+        except ConfigError as e:
+            return _fail(str(e), 2)
     # before anything is compiled or allocated: a folder we cannot write, or that holds another
     # run (or is in use by one), stops here; rank 0 alone owns (and locks) it
     lock = None
