@@ -39,7 +39,9 @@ class BestKeeper:
         )
         self.record = self._earlier_best(resumed_update)
         every = args.eval_paired_every
-        self.points = resumed_update // every if resumed_update and every else 0  # the points played before
+        # the points the pick was compared with before the resume (none without a pick: a run
+        # begun before best.pt existed, or one whose pick was moved aside)
+        self.points = resumed_update // every if self.record is not None and every else 0
 
     def offer(self, point: dict) -> bool:
         """Keep the checkpoint of ``point`` (a ``paired.jsonl`` row, of the weights just saved) if it
