@@ -30,13 +30,8 @@ class BestKeeper:
     """Keeps ``ckpt_dir/best.pt`` at the highest paired point of the run (rank 0 only)."""
 
     def __init__(self, ckpt_dir: Path, args, agent, writer, log_file: Path | None, resumed_update: int | None):
-        self.path, self.args, self.agent, self.writer, self.log_file = (
-            ckpt_dir / BEST_NAME,
-            args,
-            agent,
-            writer,
-            log_file,
-        )
+        self.path, self.args, self.agent = ckpt_dir / BEST_NAME, args, agent
+        self.writer, self.log_file = writer, log_file
         self.record = self._earlier_best(resumed_update)
         every = args.eval_paired_every
         # the points the pick was compared with before the resume (none without a pick: a run

@@ -1,6 +1,8 @@
 """The trainer's evaluate step: a duplicate evaluation (``fzmj.agents.evaluate``) of the newest
 checkpoint against three ``random`` and three ``heuristic`` seats, on the same walls each time;
-the checkpoint then joins the league's roster when ``league_dir`` is set (nothing is played)."""
+the checkpoint then joins the league's roster when ``league_dir`` is set (nothing is played).
+The paired point (``eval_paired_every``): the checkpoint minus ``heuristic`` on reserved walls,
+which ranks the run's checkpoints and keeps ``best.pt`` (``best.py``)."""
 
 from __future__ import annotations
 
@@ -105,7 +107,9 @@ class Evaluator:
 
         args = self.args
         seeds = paired_seeds(args.eval_paired_seeds)
-        with torch.random.fork_rng(devices=[]):
+        # torch.manual_seed reseeds every device: a CUDA run's generators are kept too
+        cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
+        with torch.random.fork_rng(devices=list(range(torch.cuda.device_count())) if cuda else []):
             parts = [
                 evaluate(
                     [spec, "heuristic"],
