@@ -58,8 +58,8 @@ GPU_SIZE = [
     "save_every=50",
     "eval_every=0",
     "eval_paired_every=248",
-    "eval_paired_hands=8000",
-    "eval_workers=8",
+    "eval_paired_hands=8000",  # in this process: 5-10 s a point (about 3,000 hands/s, docs/gpu.md); worker
+    "eval_workers=1",  # processes would be spawned (torch is loaded), a few seconds each, 8 times a point
 ]
 TINY_SIZE = [
     "device=cpu",
