@@ -13,7 +13,9 @@
   files to read, folders to write) are taken from the command line only (a preset's name in
   ``rules`` is kept). A stored value of one of them that
   differs from the default is refused unless the command line gives that key again, so a
-  crafted checkpoint can neither import a module nor send the run's files elsewhere.
+  crafted checkpoint can neither import a module nor send the run's files elsewhere. A
+  ``--config FILE`` given with ``--resume`` must be the checkpoint's own recipe (keys that only
+  steer the run, ``RUN_CONTROL_KEYS``, and keys given with ``--set`` aside).
   :func:`check_resume_checkpoint` checks the checkpoint's other fields (counters, generator
   states, optimizer and pool tensors) before the run folder is touched.
 """
