@@ -300,7 +300,7 @@ def check_search(device: str, sizes: dict) -> dict:
 RECIPE_SIZES = ["num_tables=64", "num_steps=16", "total_timesteps=2048", "eval_every=0", "save_every=1000000"]
 CLONE = ["bc_decisions=2000", "bc_eval_hands=0"]  # a short behaviour-cloning warm start
 RECIPES = {  # label: (config, its --set beyond RECIPE_SIZES)
-    "ppo_oracle": ("ppo_oracle", [*CLONE, "eval_paired_every=1", "eval_paired_hands=8"]),
+    "ppo_oracle": ("ppo_oracle", [*CLONE, "eval_paired_every=1", "eval_paired_hands=8", "eval_paired_seeds=1"]),
     "ppo_oracle, observation v3": ("ppo_oracle", [*CLONE, "obs_version=3"]),
     "ppo_oracle_phase2 (from pretrained:v2)": ("ppo_oracle_phase2", []),
     "ppo_default": ("ppo_default", CLONE),

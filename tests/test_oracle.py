@@ -193,6 +193,7 @@ def test_smoke_run_with_the_oracle_teacher_critic_and_paired_curve(tmp_path):
         "eval_every=0",
         "eval_paired_every=4",
         "eval_paired_hands=8",
+        "eval_paired_seeds=1",
     ]
     assert main(["--config", "ppo_smoke", *[a for s in sets for a in ("--set", s)]]) == 0
     run = tmp_path / "o"

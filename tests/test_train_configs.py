@@ -104,9 +104,9 @@ def test_the_oracle_recipe_is_the_default_recipe_plus_the_oracle():
         "oracle_critic": True,
         "oracle_guide": True,
         "bc_teacher": "oracle:defend",
-        "eval_paired_every": 244,
+        "eval_paired_every": 976,
         "torch_threads": 1,
-    }  # oracle_guide_anneal 0.5, eval_paired_hands 2,000 and env_threads 1 are the defaults, set there to be read
+    }  # oracle_guide_anneal 0.5, eval_paired_hands 8,000 and env_threads 1 are the defaults, set there to be read
 
 
 def test_the_second_oracle_phase_is_the_oracle_recipe_going_on_slower():
@@ -126,4 +126,5 @@ def test_the_second_oracle_phase_is_the_oracle_recipe_going_on_slower():
         "teacher_coef": 0.0,
         "bc_teacher": "heuristic",  # the defaults: there is no clone to make or to evaluate
         "bc_eval_hands": 400,
+        "eval_paired_every": 488,  # a shorter run: its points closer
     }

@@ -173,9 +173,11 @@ class Args:
     eval_hands: int = key(400, lo=1, hi=1 << 30)
     """hands per evaluation (against each of random and heuristic)"""
     eval_paired_every: int = key(0, lo=0, hi=1 << 30)
-    """updates between two paired evaluations (0: never): the checkpoint and then heuristic each play eval_paired_hands hands against three heuristics on the same fixed walls; eval/paired_vs_heuristic is the per-hand difference, with its 95% CI"""
-    eval_paired_hands: int = key(2000, lo=0, hi=1 << 30)
-    """hands of each paired evaluation (a multiple of 4: every wall in all four seats)"""
+    """updates between two paired evaluations (0: never): the checkpoint and then heuristic each play eval_paired_hands hands against three heuristics on the same walls, from eval_paired_seeds reserved seeds that no training or pre-registered check uses; eval/paired_vs_heuristic is the per-hand difference, with its 95% CI, and checkpoints/best.pt keeps the checkpoint of the highest point (docs/training.md, "Picking a checkpoint")"""
+    eval_paired_hands: int = key(8000, lo=0, hi=1 << 30)
+    """hands of each paired evaluation, split evenly over its seeds (a multiple of 4 x eval_paired_seeds: every wall in all four seats)"""
+    eval_paired_seeds: int = key(4, lo=1, hi=1000)
+    """wall seeds of each paired evaluation (seeds 2**63 + 0, 1, ...: reserved, never a training wall; at most train/evaluation.py's MAX_PAIRED_SEEDS)"""
     eval_workers: int = key(1, lo=1, hi=1024)
     """processes of the evaluator"""
     eval_records: int = key(0, lo=0, hi=1 << 20)

@@ -13,7 +13,9 @@
   files to read, folders to write) are taken from the command line only (a preset's name in
   ``rules`` is kept). A stored value of one of them that
   differs from the default is refused unless the command line gives that key again, so a
-  crafted checkpoint can neither import a module nor send the run's files elsewhere.
+  crafted checkpoint can neither import a module nor send the run's files elsewhere. A
+  ``--config FILE`` given with ``--resume`` must be the checkpoint's own recipe (keys that only
+  steer the run, ``RUN_CONTROL_KEYS``, and keys given with ``--set`` aside).
   :func:`check_resume_checkpoint` checks the checkpoint's other fields (counters, generator
   states, optimizer and pool tensors) before the run folder is touched.
 """
@@ -185,8 +187,15 @@ def dependency_problems(args) -> list[str]:
         )  # fmt: skip
     if args.algo == "distill" and args.bc_teacher in ORACLE_TEACHERS and args.bc_decisions > 0:
         out.append(_got(args, "bc_teacher", "algo distill: an oracle teacher is for the PPO warm start"))
-    if args.eval_paired_hands % 4:
-        out.append(_got(args, "eval_paired_hands", "expected a multiple of 4 (each wall in all four seats)"))
+    if args.eval_paired_hands % (4 * args.eval_paired_seeds) or 0 < args.eval_paired_hands < 8 * args.eval_paired_seeds:
+        out.append(
+            _got(
+                args,
+                "eval_paired_hands",
+                f"expected a multiple of 4 x eval_paired_seeds = {4 * args.eval_paired_seeds}, at least "
+                f"{8 * args.eval_paired_seeds} (each seed at least 2 walls, each wall in all four seats)",
+            )
+        )
     if args.algo == "distill" and args.league_dir:
         out.append(_got(args, "league_dir", "algo distill does not feed a league: expected empty"))
     if args.algo == "distill" and args.oracle_critic:
@@ -334,6 +343,7 @@ def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, over
     """The ``cls`` (``Args``) a resumed run continues with (the rule: module docstring)."""
     if config_file:
         args = load_config(cls, config_file, overrides)
+        _check_same_recipe(ckpt, ckpt_path, config_file, args, overrides)
     else:
         stored = ckpt.get("config")
         if not isinstance(stored, dict):
@@ -354,6 +364,36 @@ def resume_config(cls, ckpt: dict, ckpt_path: str, config_file: str | None, over
     overridden = [parse_override(o)[0] for o in overrides]
     _resume_in_place(args, ckpt, ckpt_path, overridden)
     return args
+
+
+# keys that steer a run without changing what it learns: a config file given with --resume may differ in them
+RUN_CONTROL_KEYS = (
+    "exp_name run_name runs_dir overwrite device torch_threads env_threads log_every save_every eval_every "
+    "eval_hands eval_workers eval_records eval_paired_every eval_paired_hands eval_paired_seeds league_dir dist_timeout"
+).split()
+
+
+def _check_same_recipe(ckpt: dict, ckpt_path: str, config_file: str, args, overrides: list[str]) -> None:
+    """``--resume CKPT --config FILE``: FILE must be the checkpoint's own recipe (a key changed on
+    purpose is given with --set), else the run would go on under another recipe unnoticed."""
+    stored = ckpt.get("config")
+    if not isinstance(stored, dict):
+        return  # a checkpoint without a config: the file is the only recipe there is
+    given = {parse_override(o)[0] for o in overrides}
+    ours = dataclasses.asdict(args)
+    changed = [
+        k
+        for k in ours
+        if k in stored and k not in given and k not in RUN_CONTROL_KEYS and _norm(stored[k]) != _norm(ours[k])
+    ]
+    if changed:
+        k = changed[0]
+        more = f"; +{len(changed) - 1} more keys" if len(changed) > 1 else ""
+        raise ConfigError(
+            f"--resume: the checkpoint's recipe differs from {Path(config_file).name} ({k}: {stored[k]!r} in the "
+            f"checkpoint, {ours[k]!r} in the file{more}): resume without --config to keep its own, change a key "
+            "on purpose with --set key=value, or start a new run"
+        )
 
 
 def _defaults(cls) -> dict:
@@ -461,3 +501,17 @@ def finished_run(args, ckpt: dict, run_dir, start_update: int) -> str | None:
         f"nothing to train, nothing written (run folder {run_dir}); to train on, raise total_timesteps "
         "(--set total_timesteps=N)"
     )
+
+
+def check_resume_clone(args, path: str) -> None:
+    """A resumed run whose KL pull reads the clone it made (``bc.pt`` beside its checkpoints) needs
+    that file: one line, before anything is written, when it is missing (a run folder copied
+    without it)."""
+    if not (args.bc_decisions > 0 and not args.bc_checkpoint and args.teacher_coef > 0 and args.teacher_mode == "kl"):
+        return
+    clone = resume_run_dir(path) / "checkpoints" / "bc.pt"
+    if not clone.is_file():
+        raise ConfigError(
+            f"--resume: the run's KL pull reads its clone {clone}, which is missing: put the run's bc.pt there "
+            "(a run folder copied without it?), or go on without the pull with --set teacher_coef=0"
+        )

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
+import os
 import signal
 import sys
 import threading
@@ -31,11 +33,13 @@ from fzmj_env.cli import OneLineParser
 
 from . import distributed
 from .args import Args
+from .best import refuse_resume_of_best
 from .checkpoint import CheckpointWriteError, remove_stale_temporaries
 from .config import ConfigError, field_docs, load_config, resolve_config, shipped_configs
 from .config_checks import (
     check_before_start,
     check_resume_checkpoint,
+    check_resume_clone,
     check_resume_counters,
     finished_run,
     resume_config,
@@ -48,6 +52,9 @@ from .update import ppo_update
 from .warm import warm_ahead
 
 __all__ = ["Args", "main", "parse_args", "train"]
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
+"""Errors of a write to the run folder (the log, the curve, the events) that stop a run in one line."""
 
 DEFAULT_CONFIG = "ppo_default"
 """The config of a fresh run without --config: the documented recipe (docs/training.md)."""
@@ -200,6 +207,7 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         config = resolve_config(ns.config) if ns.config else None
         if ns.resume:
             ckpt = load_checkpoint(ns.resume)
+            refuse_resume_of_best(ckpt, ns.resume)
             args = resume_config(Args, ckpt, ns.resume, config, overrides)
             check_resume_checkpoint(ckpt, ns.resume)
             check_resume_counters(ckpt, ns.resume)
@@ -231,6 +239,10 @@ def main(argv=None) -> int:
         if (line := finished_run(args, resume, run_dir, start)) is not None:
             print(line, flush=True)
             return 0
+        try:
+            check_resume_clone(args, run_dir / "checkpoints" / "latest.pt")
+        except ConfigError as e:
+            return _fail(str(e), 2)
     # before anything is compiled or allocated: a folder we cannot write, or that holds another
     # run (or is in use by one), stops here; rank 0 alone owns (and locks) it
     lock = None
@@ -251,6 +263,11 @@ def main(argv=None) -> int:
         return _fail(f"{e}; the run stopped, {kept} (lower learning_rate or check the config)", 1)
     except CheckpointWriteError as e:
         return _fail(f"{e}; the run stopped", 1)
+    except OSError as e:
+        if e.errno not in FULL_DISK:
+            raise
+        kept = f"its last good checkpoint is {latest}" if latest.exists() else "no checkpoint was saved"
+        return _fail(f"cannot write to run folder {run_dir}: {os.strerror(e.errno)}; the run stopped, {kept}", 1)
     except MemoryError:
         return _fail("out of memory: lower num_tables, num_steps or the network size", 1)
     except KeyboardInterrupt:

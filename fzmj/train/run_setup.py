@@ -20,6 +20,7 @@ from fzmj_env.encode import obs_channels
 from fzmj_env.vector import VectorEnv
 
 from .advantages import GAE, make_advantages
+from .best import BestKeeper
 from .checkpoint import Saver, set_rng_state
 from .config import to_yaml
 from .evaluation import Evaluator
@@ -177,6 +178,10 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks, progress: bool = 
         guided=args.oracle_guide,
     )
     stats = HandStats()
+    evaluator = Evaluator(args, run_dir, writer, ranks.main)
+    if ranks.main and args.eval_paired_every > 0:  # best.pt: the checkpoint of the highest paired point
+        resumed = start_update - 1 if resume is not None else None
+        evaluator.best = BestKeeper(ckpt_dir, args, agent, writer, run_dir / "train.log", resumed)
     print(
         f"fzmj-train: run {run_dir}  device {device}  {B} tables x {T} steps = {B * T} steps/update, "
         f"{args.num_updates} updates  (torch threads {torch.get_num_threads()})",
@@ -192,7 +197,7 @@ def setup_run(args, resume: dict | None, run_dir: Path, ranks, progress: bool = 
         teacher=teacher,
         rollout=Rollout(env, advantages, pool, buffer, stats, device, ranks.size, args),
         saver=Saver(ckpt_dir, args, agent, optimizer, pool, np_rng, ranks),
-        evaluator=Evaluator(args, run_dir, writer, ranks.main),
+        evaluator=evaluator,
         logger=make_logger(
             args, writer, stats, ranks, run_dir, resume is not None, progress, start_update, global_step
         ),
