@@ -254,17 +254,18 @@ def _say(line: str) -> None:
 def _resume(resume: str, epochs: int | None) -> tuple[BeliefArgs, dict, Path]:
     """The checkpoint ``resume``, checked and resumable; its run's settings (``epochs`` replaced
     when given, checked) and its run folder."""
-    import torch
 
     from fzmj.agents.belief import check_belief_checkpoint
+    from fzmj.agents.checkpoint import unreadable_checkpoint
+    from fzmj.agents.checkpoint_checks import load_torch_file
 
     p = Path(resume)
     if not p.is_file():
         raise BeliefConfigError(f"--resume: no such checkpoint {resume!r}")
     try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=True)
+        ckpt = load_torch_file(p)
     except Exception as e:  # noqa: BLE001
-        raise BeliefConfigError(f"--resume: {p} is not a readable checkpoint ({type(e).__name__})") from None
+        raise BeliefConfigError(f"--resume: {unreadable_checkpoint(p, e)}") from None
     check_belief_checkpoint(ckpt, str(p))
     if "optimizer" not in ckpt or "config" not in ckpt:
         raise BeliefConfigError(f"--resume: {p} holds the network only (no optimizer state): not resumable")
@@ -460,8 +461,9 @@ def export_belief(src: str, dst: str) -> dict:
     import torch
 
     from fzmj.agents.belief import check_belief_checkpoint
+    from fzmj.agents.checkpoint_checks import load_torch_file
 
-    data = torch.load(src, map_location="cpu", weights_only=True)
+    data = load_torch_file(src)
     check_belief_checkpoint(data, str(src))
     out = {k: v for k, v in data.items() if k not in ("optimizer", "rng")}
     out["model"] = {k: v.half() if v.is_floating_point() else v for k, v in data["model"].items()}
