@@ -5,7 +5,7 @@
     fzmj-train --nproc N ...   (or torchrun ... -m fzmj.train.ppo_selfplay ...): N ranks, train/distributed.py
 
 Reading order: the config (``train/args.py``), then :func:`train`, one loop over named steps,
-each in its own module: setup (``build.py``), rollout over the B tables of a ``VectorEnv``
+each in its own module: setup (``run_setup.py``), rollout over the B tables of a ``VectorEnv``
 (``rollout.py``; the policy is evaluated once per step for every table's acting seat),
 advantages along each (table, seat)'s own decisions (``advantages.py``,
 ``selfplay_buffer.py``), the clipped PPO update (``update.py``, ``teacher.py``), logging
