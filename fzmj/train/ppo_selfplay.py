@@ -38,6 +38,7 @@ from .config_checks import (
     check_resume_checkpoint,
     check_resume_counters,
     finished_run,
+    missing_checkpoint,
     resume_config,
 )
 from .distill import distill
@@ -199,6 +200,8 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         ckpt = None
         config = resolve_config(ns.config) if ns.config else None
         if ns.resume:
+            if not Path(ns.resume).is_file():
+                raise ConfigError(missing_checkpoint(ns.resume))
             ckpt = load_checkpoint(ns.resume)
             args = resume_config(Args, ckpt, ns.resume, config, overrides)
             check_resume_checkpoint(ckpt, ns.resume)
