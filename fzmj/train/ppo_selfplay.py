@@ -29,7 +29,7 @@ from pathlib import Path
 from fzmj.agents.checkpoint import load_checkpoint
 from fzmj_env.cli import OneLineParser
 
-from . import distributed
+from . import deterministic, distributed
 from .args import Args
 from .checkpoint import CheckpointWriteError, remove_stale_temporaries
 from .config import ConfigError, field_docs, load_config, resolve_config, shipped_configs
@@ -187,6 +187,11 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         help="one console line per update even on a terminal (default there: a progress bar; "
         "the lines always go to train.log in the run folder)",
     )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="shortcut for --set deterministic=true: the same seed, the same digits on any x86-64 CPU (slower)",
+    )
     parser.add_argument(  # handled by distributed.launch before parsing
         "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
     )
@@ -196,6 +201,7 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         parser.exit(0)
     overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
     overrides += ["overwrite=true"] if ns.overwrite else []
+    overrides += ["deterministic=true"] if ns.deterministic else []
     try:
         ckpt = None
         config = resolve_config(ns.config) if ns.config else None
@@ -224,6 +230,14 @@ def main(argv=None) -> int:
     if (rc := distributed.launch(argv)) is not None:  # --nproc N: relaunch under torchrun
         return rc
     args, resume, ns = parse_command_line(argv)
+    if args.deterministic:  # the instruction sets are read at import: pinned in a new process
+        if not deterministic.is_pinned():
+            return deterministic.relaunch(argv)
+        args.torch_threads = args.torch_threads or deterministic.DEFAULT_THREADS
+        try:
+            print(deterministic.apply(args.torch_threads), flush=True)
+        except RuntimeError as e:
+            return _fail(str(e), 2)
     ranks = distributed.join(args)  # the torchrun group, when launched by torchrun
     if not args.run_name:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"
