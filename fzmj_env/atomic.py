@@ -1,4 +1,4 @@
-"""The one way our commands write a file: whole or not at all (docs/reference.md, "Output files").
+"""The one way our commands write a file: whole or not at all (docs/reference.md, "Errors").
 
 A full disk, a quota, a kill or a folder made read-only meanwhile must never leave a half-written
 file under the final name, nor destroy the older file of that name. So every file a command writes
