@@ -94,6 +94,8 @@ def test_eval_on_a_full_disk_keeps_the_results_and_the_old_out_file(tmp_path, ca
 
     out, rec = tmp_path / "res.json", tmp_path / "rec"
     out.write_text('{"old": true}')
+    rec.mkdir()
+    (rec / ".00_x.json.fzmj-999999999-ab.tmp").write_bytes(b"")  # left by a killed run: removed
     fill_disk(monkeypatch, hits=lambda name: name.endswith("_rot0.json") or name.endswith("_rot1.json"))
     argv = ["--agents", "random", "--hands", "8", "--no-progress", "--seed", "1", "--save-records", str(rec)]
     rc = cli.main([*argv, "--out", str(out)])
@@ -143,6 +145,8 @@ ALLOWED = {
     "fzmj/train/belief.py": "the belief checkpoints: save_checkpoint's temporary files and rename",
     "fzmj/train/run_dir.py": "the run folder's write probe",
     "fzmj/train/run_setup.py": "an empty log file created for the run's append-only log",
+    "fzmj/train/evaluation.py": "paired.jsonl, append-only: an append never destroys the lines before it",
+    "fzmj/train/metrics.py": "train.log, append-only, as paired.jsonl",
     "fzmj/train/distributed.py": "debug dumps of a failing rank (FZMJ_DIST_DUMP), never a result",
     "fzmj/web/make_font.py": "a developer's tool regenerating a checked-in stylesheet",
 }
