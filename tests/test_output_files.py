@@ -96,8 +96,9 @@ def test_eval_on_a_full_disk_keeps_the_results_and_the_old_out_file(tmp_path, ca
     out.write_text('{"old": true}')
     rec.mkdir()
     (rec / ".00_x.json.fzmj-999999999-ab.tmp").write_bytes(b"")  # left by a killed run: removed
-    fill_disk(monkeypatch, hits=lambda name: name.endswith("_rot0.json") or name.endswith("_rot1.json"))
-    argv = ["--agents", "random", "--hands", "8", "--no-progress", "--seed", "1", "--save-records", str(rec)]
+    fill_disk(monkeypatch, hits=lambda name: name != out.name)  # the records only
+    argv = ["--agents", "random", "--hands", "8", "--no-progress", "--seed", "1", "--agent-seed", "0"]
+    argv += ["--save-records", str(rec)]
     rc = cli.main([*argv, "--out", str(out)])
     io = capsys.readouterr()
     assert rc == 1

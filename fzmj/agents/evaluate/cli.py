@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from fzmj_env.atomic import WriteError, write_atomic
+from fzmj_env.atomic import write_atomic
 from fzmj_env.cli import OneLineParser, check_output_dir, check_output_file, run_cli
 from fzmj_env.rules import DEFAULT_RULES
 from fzmj_env.seeding import draw_seed
@@ -140,7 +140,7 @@ def _run(args) -> int:
         if args.plot:
             plot(res, raw, args.plot)
     except OSError as e:  # a full disk, a folder removed meanwhile: one line naming the file, exit 1
-        sys.stderr.write(f"fzmj-eval: error: {e.strerror if isinstance(e, WriteError) else e}\n")
+        sys.stderr.write(f"fzmj-eval: error: {e}\n")
         return 1
     if res.get("records_error"):
         sys.stderr.write(f"fzmj-eval: error: --save-records: {res['records_error']}\n")

@@ -206,7 +206,7 @@ def evaluate(
         try:
             out["records"] = [str(p) for p in keeper.write(save_records)]
         except OSError as e:  # a full disk: the results are kept and returned, the failure said
-            out["records_error"] = e.strerror if isinstance(e, WriteError) else f"{save_records}: {e}"
+            out["records_error"] = str(e) if isinstance(e, WriteError) else f"{save_records}: {e}"
     if _raw:
         return out, raw
     return out
