@@ -77,13 +77,14 @@ def weights_digest(run_dir: Path) -> str:
 COST = ["--config", "ppo_default", "--set", "bc_decisions=0", "--set", "teacher_coef=0", "--set", "eval_every=0"]
 
 
-def cost_run(deterministic: bool, updates: int, runs: Path, name: str) -> int:
+def cost_run(deterministic: bool, updates: int, runs: Path, name: str, setting: str = "host") -> int:
     """The steps/s of the last update line of ``ppo_default``'s network and batch (16,384 steps an
-    update), without the warm start: the quickstart's PPO part."""
+    update), without the warm start: the quickstart's PPO part; ``setting`` one of SETTINGS."""
     cmd = [sys.executable, "-m", "fzmj.train.ppo_selfplay", *COST, "--no-progress", "--set", f"runs_dir={runs}"]
     cmd += ["--set", f"run_name={name}", "--set", f"total_timesteps={16_384 * updates}"]
     cmd += ["--deterministic"] if deterministic else []
     env = {k: v for k, v in os.environ.items() if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "NUMBA_CPU_NAME")}
+    env.update(SETTINGS[setting])
     proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=3600)
     if proc.returncode:
         raise SystemExit(f"{name} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
@@ -106,19 +107,40 @@ def cost(rounds: int, updates: int) -> None:
     )
 
 
+def breakdown(rounds: int, updates: int) -> None:
+    """Which pin costs: the default with one setting of the mode at a time, then the whole mode."""
+    runs = [("host", False), ("numba-generic", False), ("portable", False), ("host", True)]
+    sps: dict[tuple, list[int]] = {r: [] for r in runs}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for setting, det in runs:  # interleaved: the machine's load falls on all alike
+                name = f"b{r}_{setting}_{det}"
+                sps[(setting, det)].append(cost_run(det, updates, Path(tmp), name, setting))
+                print(
+                    f"round {r + 1}: {setting}{' + the whole mode' if det else ''} {sps[(setting, det)][-1]:,} steps/s"
+                )
+    base = statistics.median(sps[runs[0]])
+    for key in runs[1:]:
+        ratios = [b / a for a, b in zip(sps[runs[0]], sps[key], strict=True)]
+        print(f"{key[0]}{' + the whole mode' if key[1] else ''}: median {statistics.median(sps[key]):,.0f} steps/s "
+              f"(default {base:,.0f}); per round {', '.join(f'{x - 1:+.0%}' for x in ratios)}", flush=True)  # fmt: skip
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=4096)
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--cost-rounds", type=int, default=3, help="rounds of the steps/s comparison on ppo_default")
     p.add_argument("--cost-updates", type=int, default=3)
-    p.add_argument("--part", choices=("digits", "cost", "both"), default="both")
+    p.add_argument("--part", choices=("digits", "cost", "both", "breakdown"), default="both")
     a = p.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
     if a.part in ("digits", "both"):
         digits(a.steps, a.rounds)
     if a.part in ("cost", "both"):
         cost(a.cost_rounds, a.cost_updates)
+    if a.part == "breakdown":  # not in "both": eight more runs
+        breakdown(a.cost_rounds, a.cost_updates)
     print(f"load average {os.getloadavg()[0]:.1f} at the end (other work shares this machine)")
     return 0
 
