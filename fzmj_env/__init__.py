@@ -4,10 +4,11 @@ Public API: tile notation (R1), the hand API (win detection, waits, specials, sh
 Python game driver, game records, and the environments.
 """
 
-from ._numba_cache import clear_stale_cache, install_cache_repair, install_compile_notice
+from ._numba_cache import clear_stale_cache, install_cache_fallback, install_cache_repair, install_compile_notice
 from ._numba_inline import install_fast_inlining
 from ._shipped_kernels import install_shipped_kernels
 
+install_cache_fallback()  # no writable cache folder (a read-only install): compile, do not raise
 clear_stale_cache(__path__[0])  # before any cached kernel loads (see _numba_cache.py)
 install_cache_repair()  # a damaged cache file of our kernels is rebuilt, not a bare EOFError
 install_shipped_kernels()  # our kernels built with the wheel, where the host's cache has none

@@ -132,6 +132,86 @@ def clear_stale_cache(package_dir: str | Path, depends_on: tuple[str | Path, ...
     return cleared
 
 
+# ---- no writable cache folder ------------------------------------------------------------------
+_fallback = {"installed": False, "dir": None, "said": False}
+
+
+def no_cache_line() -> str:
+    return (
+        "fzmj: no writable Numba cache folder (a read-only install?): the rules engine compiles in every "
+        "process; set NUMBA_CACHE_DIR to a writable folder to keep it between runs"
+    )
+
+
+def _say_no_cache() -> None:
+    if not _fallback["said"]:
+        _fallback["said"] = True
+        print(no_cache_line(), file=sys.stderr, flush=True)
+
+
+def _process_cache_root() -> Path:
+    """A folder of this process (its forked children share it), removed when the process exits."""
+    if _fallback["dir"] is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        _fallback["dir"] = Path(tempfile.mkdtemp(prefix="fzmj-numba-"))
+        atexit.register(shutil.rmtree, _fallback["dir"], True)
+    return _fallback["dir"]
+
+
+def install_cache_fallback() -> None:
+    """Where Numba finds no writable cache folder for one of our kernels (a read-only package folder
+    and HOME, no ``NUMBA_CACHE_DIR``: a shared cluster install), ``cache=True`` made Numba raise
+    ``RuntimeError: cannot cache function ...: no locator available`` when the module was imported.
+    With this, such a kernel is cached in a temporary folder of the process (so the shipped kernels
+    still load, and the rest compiles once per process), or, if not even that can be written, not
+    cached at all; one stderr line says how to make it fast. Must run before any of our kernels is
+    declared; once per process."""
+    if _fallback["installed"]:
+        return
+    from numba.core import caching
+    from numba.core.dispatcher import Dispatcher
+
+    class _ProcessCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+        def __init__(self, py_func, py_file):
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = str(_process_cache_root() / self.get_suitable_cache_subpath(py_file))
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not (getattr(py_func, "__module__", "") or "").startswith(_PACKAGES):
+                return None
+            try:
+                _process_cache_root()
+            except OSError:  # no temporary folder either: enable_caching below compiles in memory
+                return None
+            found = super().from_function(py_func, py_file)
+            if found is not None:
+                _say_no_cache()
+            return found
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in Numba 0.61
+    impl._locator_classes = [*impl._locator_classes, _ProcessCacheLocator]
+    enable = Dispatcher.enable_caching
+
+    def enable_caching(self):
+        try:
+            enable(self)
+        except RuntimeError:  # no folder at all, not even a temporary one: compile in memory
+            if not (getattr(self.py_func, "__module__", "") or "").startswith(_PACKAGES):
+                raise
+            _say_no_cache()
+
+    Dispatcher.enable_caching = enable_caching
+    _fallback["installed"] = True
+
+
 # ---- a damaged cache file -----------------------------------------------------------------------
 _PACKAGES = ("fzmj_env", "fzmj.")  # the modules whose kernels are ours
 _repair = {"installed": False}

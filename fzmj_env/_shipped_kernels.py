@@ -6,7 +6,7 @@ stale-cache guard ran (``fzmj_env``, ``fzmj/agents``, ...) into that package's `
 folder (package data, so the wheel carries them), with a ``manifest.json``: the fingerprint of the
 package's sources and of those below it (the guard's, ``_numba_cache.source_fingerprint``), the
 Numba and Python versions, and the code generator's ``magic_tuple`` (target triple, CPU name and
-features) the code was built for.
+features) the code was built for, and the SHA-256 of every file shipped.
 
 At run time :func:`install_shipped_kernels` wraps Numba's ``Cache.load_overload``: when the host's
 cache has no entry for a kernel defined under a guarded package, the shipped entry is looked up
@@ -17,6 +17,9 @@ shipped entry is used only where it is the code of these sources:
 - the manifest's fingerprint equals this install's (so an edit anywhere in the package or the
   packages below it, e.g. an editable install after ``git pull``, turns the shipped kernels off),
   its Numba and Python versions and target triple are this process's;
+- each of the kernel's shipped files (its index and data files) has the SHA-256 the manifest
+  recorded when they were built: a file replaced by another kernel's, or edited, is skipped with
+  one stderr line and the kernel compiles (Numba's own checks do not see such a swap);
 - Numba's own checks still apply: the index carries Numba's version and the kernel file's
   content hash, the key the function's bytecode.
 
@@ -28,6 +31,7 @@ compiles the kernels for this CPU into the host cache, which later processes loo
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
@@ -67,6 +71,7 @@ def _read_manifest(pkg: Path, fingerprint: str, triple: str) -> dict | None:
             and manifest["numba"] == numba.__version__
             and manifest["python"] == _python_tag()
             and manifest["magic"][0] == triple
+            and isinstance(manifest["files"], dict)  # each file's SHA-256: a manifest without them is not used
         )
     except FileNotFoundError:
         return None
@@ -74,6 +79,32 @@ def _read_manifest(pkg: Path, fingerprint: str, triple: str) -> dict | None:
         print(f"fzmj: the shipped kernels' {path} could not be read ({type(exc).__name__}); not used", file=sys.stderr)
         return None
     return manifest if applies else None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _changed_file(pkg: Path, folder: Path, base: str, manifest: dict) -> str | None:
+    """The name of the first of one kernel's shipped files (its index ``BASE.nbi`` and data files
+    ``BASE.N.nbc``) whose SHA-256 is not the one the manifest recorded when the wheel was built
+    (a file the manifest does not list counts as changed); None when all are as built."""
+    files = manifest.get("files", {})
+    root = pkg / SHIPPED_DIR
+    for f in sorted(folder.glob(f"{base}.*")):
+        if files.get(f.relative_to(root).as_posix()) != _sha256(f):
+            return f.name
+    return None
+
+
+def _skip(cache, shipped, folder: Path, why: str) -> None:
+    """One stderr line: this kernel's shipped files are not used in this process (it compiles)."""
+    _bad.add(shipped._index_path)
+    print(
+        f"fzmj: the shipped kernel {cache._py_func.__qualname__} in {folder} {why}; compiling it",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _load_shipped(cache, sig, target_context):
@@ -95,18 +126,15 @@ def _load_shipped(cache, sig, target_context):
     shipped = IndexDataCacheFile(str(folder), cache._impl.filename_base, cache._cache_file._source_stamp)
     if shipped._index_path in _bad:
         return None
+    changed = _changed_file(pkg, folder, cache._impl.filename_base, manifest)
+    if changed is not None:  # not the file that was built (replaced, edited): compile instead
+        return _skip(cache, shipped, folder, f"is not the file that was built ({changed}: its checksum differs "
+                     "from the manifest's)")  # fmt: skip
     try:
         data = shipped.load((key[0], tuple(manifest["magic"]), key[2]))
         result = None if data is None else cache._impl.rebuild(target_context, data)
     except Exception as exc:  # a damaged shipped file: compile instead, leave the file alone
-        _bad.add(shipped._index_path)
-        print(
-            f"fzmj: the shipped kernel {cache._py_func.__qualname__} in {folder} could not be read "
-            f"({type(exc).__name__}); compiling it",
-            file=sys.stderr,
-            flush=True,
-        )
-        return None
+        return _skip(cache, shipped, folder, f"could not be read ({type(exc).__name__})")
     if result is not None:
         loaded.append(cache._py_func.__qualname__)
     return result
@@ -135,7 +163,9 @@ def has_cached_code(dispatcher) -> bool:
         return False
     folder = pkg / SHIPPED_DIR / py_file.parent.relative_to(pkg)
     shipped = IndexDataCacheFile(str(folder), cache._impl.filename_base, cache._cache_file._source_stamp)
-    return bool(shipped._load_index())
+    return (
+        bool(shipped._load_index()) and _changed_file(pkg, folder, cache._impl.filename_base, _manifests[memo]) is None
+    )
 
 
 def install_shipped_kernels() -> None:
@@ -175,7 +205,8 @@ def export_shipped(out=None) -> list[Path]:
     for pkg, fingerprint in sorted(_numba_cache.package_fingerprints.items()):
         dest = pkg / SHIPPED_DIR
         shutil.rmtree(dest, ignore_errors=True)
-        count = size = 0
+        sums: dict[str, str] = {}  # each shipped file's SHA-256, checked before the file is loaded
+        size = 0
         for folder in sorted({p.parent for p in _numba_cache._sources(pkg)}):
             cache_dir = _numba_cache.numba_cache_dir(folder)
             files = sorted(f for f in cache_dir.glob("*.nb[ic]")) if cache_dir else []
@@ -183,10 +214,15 @@ def export_shipped(out=None) -> list[Path]:
                 target = dest / folder.relative_to(pkg) / f.name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(f, target)
-                count, size = count + 1, size + f.stat().st_size
+                sums[target.relative_to(dest).as_posix()] = _sha256(target)
+                size += f.stat().st_size
+        count = len(sums)
         if not count:
             continue
-        manifest = {"fingerprint": fingerprint, "numba": numba.__version__, "python": _python_tag(), "magic": magic}
+        manifest = {
+            "fingerprint": fingerprint, "numba": numba.__version__, "python": _python_tag(), "magic": magic,
+            "files": sums,
+        }  # fmt: skip
         (dest / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
         written.append(dest / MANIFEST)
         if out is not None:

@@ -67,6 +67,29 @@ def check_output_file(path: str | os.PathLike, what: str, suffixes: tuple[str, .
     return p
 
 
+def check_output_dir(path: str | os.PathLike, what: str) -> Path:
+    """An output folder the program will fill at the END of its work, checked BEFORE the work: it
+    is created if missing (with its parents) and a probe file is written in it and removed, so a
+    folder that cannot be created or written (``/proc/x``, a read-only mount, a full disk) is one
+    ``ValueError`` line naming it now, not after hours of play. Returns the path."""
+    p = Path(path)
+    if str(path) == "":
+        raise ValueError(f"{what}: expected a folder name, got an empty string")
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{what}: {str(path)!r} is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / f".fzmj-probe-{os.getpid()}.tmp"
+        with open(probe, "wb") as f:
+            f.write(b"probe")
+            f.flush()
+            os.fsync(f.fileno())
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"{what}: cannot write into {str(path)!r}: {e.strerror or e}") from None
+    return p
+
+
 # ---- YAML files -----------------------------------------------------------------------------------
 MAX_YAML_BYTES = 1 << 20
 """Largest YAML file a loader reads (rules files and trainer configs are a few hundred bytes)."""

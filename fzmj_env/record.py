@@ -12,6 +12,7 @@ import json
 import math
 from pathlib import Path
 
+from .atomic import write_atomic
 from .checks import MAX_HANDS_PER_GAME, MAX_SEED
 from .game import Game, IllegalActionError
 from .rules import Rules, RulesError, load_rules, rules_digest, rules_from_data
@@ -48,7 +49,8 @@ def make_record(game: Game) -> dict:
 
 
 def save_record(record: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+    """Write ``record`` to ``path`` whole or not at all (``atomic.WriteError`` naming the file)."""
+    write_atomic(path, json.dumps(record, ensure_ascii=False, indent=1))
 
 
 MAX_RECORD_BYTES = 64 << 20  # a 10,000-hand game is ~10 MB; refuse anything far beyond before parsing it

@@ -263,3 +263,32 @@ def test_resuming_a_finished_run_copied_elsewhere_says_so_and_writes_nothing(fzm
     assert "finished run (8 of 8 updates, 512 steps): nothing to train, nothing written" in out
     assert f"run folder {copy.parent.resolve()}" in out and "checkpoints/latest.pt" not in out
     assert sorted(p.name for p in copy.parent.iterdir()) == ["final.pt"]
+
+
+def test_a_missing_latest_names_the_checkpoints_the_folder_holds(fzmj_train, capsys, tmp_path):
+    """A run killed during its very first latest.pt write leaves update_000001.pt only (issue 58)."""
+    ckpt = _checkpoint(tmp_path)
+    ckpt.rename(ckpt.with_name("update_000001.pt"))
+    line = _usage_error(capsys, fzmj_train, ["--resume", str(ckpt)])
+    assert line.endswith(
+        f"checkpoint not found: {ckpt}; its folder holds update_000001.pt (resume from the newest, update_000001.pt)"
+    )
+    line = _usage_error(capsys, fzmj_train, ["--resume", str(tmp_path / "nowhere" / "latest.pt")])
+    assert line.endswith(f"checkpoint not found: {tmp_path / 'nowhere' / 'latest.pt'}")
+
+
+def test_a_non_finite_optimizer_state_is_named_as_such(fzmj_train, capsys, tmp_path):
+    from fzmj.train.torch_setup import make_optimizer
+
+    policy = ActorCritic("mlp", [8])
+    opt = make_optimizer(policy, 1e-3)
+    sum((p * p).sum() for p in policy.parameters()).backward()
+    opt.step()  # Adam's moments exist
+    ckpt = _checkpoint(tmp_path, optimizer=opt)
+    data = torch.load(ckpt, weights_only=True)
+    state = next(iter(data["optimizer"]["state"].values()))
+    state["exp_avg_sq"][0] = float("nan")
+    torch.save(data, ckpt)
+    line = _usage_error(capsys, fzmj_train, ["--resume", str(ckpt)])
+    assert "the checkpoint's optimizer state is not finite ('exp_avg_sq' holds NaN or inf)" in line
+    assert "learning_rate" not in line and str(ckpt) in line

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from full_disk import fill_disk
 
 from fzmj.agents.checkpoint import load_checkpoint, save_checkpoint
 from fzmj.train.model import ActorCritic
@@ -110,16 +111,14 @@ def test_random_agent_refuses_a_negative_seed():
 
 def test_eval_write_failure_after_the_work_is_one_line(monkeypatch, capsys, tmp_path):
     from fzmj.agents import evaluate
-    from fzmj.agents.evaluate import cli as eval_cli
 
-    def full_disk(*a, **k):
-        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "r.json"))
-
-    monkeypatch.setattr(eval_cli.json, "dump", full_disk)
+    fill_disk(monkeypatch)
     rc = evaluate.main(["--agents", "random", "--hands", "4", "--no-progress", "--out", str(tmp_path / "r.json")])
     assert rc == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"fzmj-eval: error: cannot write {tmp_path / 'r.json'}: No space left on device"]
+    why = "No space left on device; nothing was written under that name"
+    assert err == [f"fzmj-eval: error: cannot write {tmp_path / 'r.json'}: {why}"]
+    assert not (tmp_path / "r.json").exists()
 
 
 # ---- unloadable checkpoints: one line of ours ------------------------------------------------------

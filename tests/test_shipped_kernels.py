@@ -119,6 +119,31 @@ def test_a_truncated_shipped_file_is_skipped_with_one_line(built):
     assert len(lines) == 1 and "twice" in lines[0] and "compiling it" in lines[0]
 
 
+def test_a_shipped_file_replaced_by_another_kernels_is_skipped_with_one_line(built):
+    # the data file of `twice` overwritten with that of `helper`: Numba's own checks let it run
+    shipped = built / "pkg" / "_kernels"
+    [twice], [helper] = shipped.glob("kern.twice*.nbc"), shipped.glob("helper.helper*.nbc")
+    twice.write_bytes(helper.read_bytes())
+    out = _run(built, "run")
+    assert out["value"] == 42 and out["shipped"] == ["helper"] and out["misses"] == 1
+    lines = [line for line in out["stderr"].splitlines() if "shipped kernel" in line]
+    assert lines == [
+        f"fzmj: the shipped kernel twice in {shipped} is not the file that was built "
+        f"({twice.name}: its checksum differs from the manifest's); compiling it"
+    ]
+
+
+def test_a_manifest_without_checksums_is_not_used(built):
+    manifest = built / "pkg" / "_kernels" / "manifest.json"
+    m = json.loads(manifest.read_text())
+    assert sorted(m["files"]) == sorted(
+        p.relative_to(manifest.parent).as_posix() for p in manifest.parent.glob("*.nb?")
+    )
+    manifest.write_text(json.dumps({k: v for k, v in m.items() if k != "files"}))
+    out = _run(built, "run")
+    assert out["value"] == 42 and out["shipped"] == []
+
+
 def test_a_shipped_cache_of_another_numba_is_never_loaded(built):
     # the index as another Numba version writes it: its version first (and the manifest says so too)
     for index in (built / "pkg" / "_kernels").glob("*.nbi"):

@@ -404,6 +404,8 @@ def test_play_session_refuses_illegal_and_stale_requests_without_change(tmp_path
         (illegal, st["version"], 400),
         (99, st["version"], 400),
         ("5m", st["version"], 400),
+        (10**4400, st["version"], 400),  # beyond Python's digit limit for repr: still one 400 line
+        (-1, st["version"], 400),
         (legal[0], st["version"] - 1, 409),  # stale
         (legal[0], None, 409),
     ):
@@ -552,6 +554,8 @@ def test_play_server_bad_bodies_get_one_line_400s(served, capfd):
         (b"{not json", 400, "JSON"),
         (b"[1, 2]", 400, "JSON object"),
         (b"null", 400, "JSON object"),
+        (b'{"action": ' + b"7" * 5000 + b', "version": 0}', 400, "an integer of 5000 digits"),  # was a 500
+        (b'{"action": ' + b"7" * 4000 + b', "version": 0}', 400, "an integer of 4000 digits"),
     ]
     for body, status, word in bad:
         code, text = _raw(port, _request(port, body=body, token=tok))

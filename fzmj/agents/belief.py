@@ -181,13 +181,13 @@ def load_belief(spec="belief", rules: str | None = None) -> BeliefModel:
             raise AgentSpecError(f"bad belief spec {name!r}: no such file {str(path)!r}")
         if path.is_dir():
             raise AgentSpecError(f"bad belief spec {name!r}: {str(path)!r} is a directory, expected a checkpoint file")
-        import torch
 
         from .belief_net import build_belief_net
         from .checkpoint import unreadable_checkpoint
+        from .checkpoint_checks import load_torch_file
 
         try:
-            data = torch.load(path, map_location="cpu", weights_only=True)
+            data = load_torch_file(path)
         except Exception as e:  # noqa: BLE001 - any unreadable file is a bad checkpoint to the user
             raise AgentSpecError(unreadable_checkpoint(path, e)) from None
         try:

@@ -31,13 +31,14 @@ import pickle
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from fzmj_env.encode import NUM_CHANNELS, OBS_VERSION, OBS_VERSIONS
 from fzmj_env.features import HF_NUM_PLANES, HF_VERSION
 
 from .belief_net import BELIEF_NUM_PLANES, BELIEF_PLANES_VERSION
-from .checkpoint_checks import check_checkpoint_fields, check_policy_checkpoint
+from .checkpoint_checks import check_checkpoint_fields, check_policy_checkpoint, check_torch_sizes
 from .policy import ActorCritic, build_policy
 
 FORMAT = "fzmj-ppo"
@@ -51,6 +52,7 @@ def _read_checkpoint(path: str | Path, map_location="cpu") -> dict:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}")
+    check_torch_sizes(path)  # a zip bomb is refused before the loader takes its memory
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as e:  # a truncated file, not a torch file, ... (one line of ours)
@@ -110,11 +112,45 @@ def check_layout(data: dict, path) -> None:
 
 
 def load_policy(path: str | Path, device: str | torch.device = "cpu") -> ActorCritic:
-    """The policy of a checkpoint, on ``device``, in eval mode: ``policy.act(obs, mask, deterministic)``."""
+    """The policy of a checkpoint, on ``device``, in eval mode: ``policy.act(obs, mask, deterministic)``.
+    A policy that cannot give a finite distribution on real observations is refused (:func:`check_plays`)."""
     data = load_checkpoint(path, map_location=device)
     policy = build_policy(data["policy_spec"])
     policy.load_state_dict(data["model"])
-    return policy.to(device).eval()
+    policy = policy.to(device).eval()
+    check_plays(policy, path)
+    return policy
+
+
+PROBE_TABLES, PROBE_STEPS = 4, 6
+
+
+def check_plays(policy: ActorCritic, where) -> None:
+    """One-line ``ValueError`` (naming ``where``) unless the policy's action distribution is finite on
+    every legal action of real observations (the first decisions of a few seeded tables). Finite but
+    absurd weights (a first layer of 3e38) make every masked logit NaN; the agent then takes the first
+    legal action every time and an evaluation prints a normal-looking table."""
+    from fzmj_env.vector import VectorEnv
+
+    from .policy import to_tensor
+
+    dev = next(policy.parameters()).device
+    env = VectorEnv(PROBE_TABLES, seed=0, obs_version=3 if policy.obs_version == "v3" else 2)
+    obs, mask, _ = env.reset()
+    for _ in range(PROBE_STEPS):
+        with torch.no_grad():
+            m = to_tensor(mask, dev)
+            logits = policy.masked_logits(
+                policy.trunk(policy.actor_input(policy.prepare(to_tensor(obs, dev)), None)), m
+            )
+            probs = torch.softmax(logits, dim=-1)
+        legal = m != 0
+        if not (bool(torch.isfinite(logits[legal]).all()) and bool(torch.isfinite(probs).all())):
+            raise ValueError(
+                f"{where}: the policy gives no finite action distribution on real observations "
+                "(its weights overflow the network's arithmetic: NaN or inf logits); refused"
+            )
+        obs, mask, *_ = env.step(np.argmax(mask, axis=1))  # the first legal action: a few more states
 
 
 def load_checkpoint(path: str | Path, map_location="cpu") -> dict:

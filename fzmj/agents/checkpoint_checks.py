@@ -12,12 +12,44 @@ loader there can call it too (agents never import ``train/``): the network build
 
 from __future__ import annotations
 
+import os
+import zipfile
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from fzmj_env.checks import check_int, short_repr
+
+
+def check_torch_sizes(path: str | os.PathLike) -> None:
+    """Raise ``ValueError`` (one line naming ``path``) when the torch file's zip entries declare more
+    bytes than the file holds, before anything is loaded: ``torch.save`` stores every entry as is,
+    so a compressed entry (a 3.7 MB file unpacking a 2.4 GB tensor of zeros) is a crafted file, and
+    the loader would take that memory before any check of ours could run."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return  # not a zip file: torch's own loader says what it is (no larger in memory than the file)
+    packed = [i for i in infos if i.compress_type != zipfile.ZIP_STORED]
+    if packed:
+        i = packed[0]
+        raise ValueError(
+            f"{path}: entry {i.filename} is compressed ({i.compress_size:,} bytes unpacking to {i.file_size:,}); "
+            "torch.save never writes one: refused before loading"
+        )
+    total, size = sum(i.file_size for i in infos), os.path.getsize(path)
+    if total > size:
+        raise ValueError(
+            f"{path}: its entries declare {total:,} bytes, the file holds {size:,}: refused before loading"
+        )
+
+
+def load_torch_file(path: str | os.PathLike, map_location="cpu"):
+    """``torch.load`` of plain data only (``weights_only=True``), after :func:`check_torch_sizes`."""
+    check_torch_sizes(path)
+    return torch.load(path, map_location=map_location, weights_only=True)
 
 
 def _first(items, n: int = 3) -> str:
@@ -76,6 +108,7 @@ def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str
         raise ValueError(
             f"{where}: policy_spec {spec!r} does not describe a network ({type(e).__name__}: {e})"
         ) from None
+    _check_real(model, where, "")
     want = {k: tuple(v.shape) for k, v in net.state_dict().items()}
     got = {k: tuple(v.shape) for k, v in model.items()}
     missing, extra = sorted(set(want) - set(got)), sorted(set(got) - set(want))
@@ -100,6 +133,7 @@ def check_policy_checkpoint(data: dict, build: Callable[[dict], Any], where: str
         for i, sd in enumerate(pool):
             if not isinstance(sd, dict) or {k: tuple(getattr(v, "shape", ())) for k, v in sd.items()} != want:
                 raise ValueError(f"{where}: pool snapshot {i} does not match policy_spec {spec!r}")
+            _check_real(sd, where, f"pool snapshot {i}: ")
             _check_finite(sd, where, f"pool snapshot {i}: ")
 
 
@@ -111,3 +145,12 @@ def _check_finite(state: dict, where: str, what: str) -> None:
     ]
     if bad:
         raise ValueError(f"{where}: {what}non-finite weights (NaN or inf) in {_first(bad)}: refused")
+
+
+def _check_real(state: dict, where: str, what: str) -> None:
+    """Complex weights: torch would drop their imaginary parts with a raw ``UserWarning``."""
+    bad = [f"{k} ({v.dtype})" for k, v in state.items() if isinstance(v, torch.Tensor) and v.is_complex()]
+    if bad:
+        raise ValueError(
+            f"{where}: {what}complex-valued weights in {_first(bad)}; a network's weights are real: refused"
+        )

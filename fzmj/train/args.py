@@ -41,7 +41,9 @@ class Args:
     device: str = "auto"
     """auto (cuda when available, else cpu), cpu or cuda"""
     torch_threads: int = key(0, lo=0, hi=4096)
-    """torch intra-op threads on CPU (0: torch's default, the cores this process may use)"""
+    """torch intra-op threads on CPU (0: torch's default, the cores this process may use; 2 in deterministic mode)"""
+    deterministic: bool = False
+    """the same seed gives the same digits on any x86-64 CPU: portable torch kernels, MKL_CBWR=COMPATIBLE, generic Numba code, a fixed thread count (train/deterministic.py; slower, docs/training.md)"""
     env_threads: int = key(1, lo=0, hi=4096)
     """Numba threads that step the tables (1: serial; 0: all Numba may use; more pays off with thousands of tables)"""
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fzmj_env.atomic import write_atomic
 from fzmj_env.cli import OneLineParser, run_cli
 
 from .run_dir import RunDirError, check_run_name, open_run_dir, resume_run_dir
@@ -241,9 +242,7 @@ def _data(run_dir: Path, a: BeliefArgs, progress) -> tuple[dict, dict]:
         t0 = time.time()
         d = generate(size, a.agents, a.rules, seed, a.tables, a.obs_version, progress)
         progress(f"data: {name} {size:,} decisions in {time.time() - t0:.0f} s")
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, key=np.array(want), **d)
-        tmp.replace(path)
+        write_atomic(path, lambda f, d=d, want=want: np.savez(f, key=np.array(want), **d))
         sets[name] = d
     return sets["train"], sets["val"]
 
@@ -255,17 +254,18 @@ def _say(line: str) -> None:
 def _resume(resume: str, epochs: int | None) -> tuple[BeliefArgs, dict, Path]:
     """The checkpoint ``resume``, checked and resumable; its run's settings (``epochs`` replaced
     when given, checked) and its run folder."""
-    import torch
 
     from fzmj.agents.belief import check_belief_checkpoint
+    from fzmj.agents.checkpoint import unreadable_checkpoint
+    from fzmj.agents.checkpoint_checks import load_torch_file
 
     p = Path(resume)
     if not p.is_file():
         raise BeliefConfigError(f"--resume: no such checkpoint {resume!r}")
     try:
-        ckpt = torch.load(p, map_location="cpu", weights_only=True)
+        ckpt = load_torch_file(p)
     except Exception as e:  # noqa: BLE001
-        raise BeliefConfigError(f"--resume: {p} is not a readable checkpoint ({type(e).__name__})") from None
+        raise BeliefConfigError(f"--resume: {unreadable_checkpoint(p, e)}") from None
     check_belief_checkpoint(ckpt, str(p))
     if "optimizer" not in ckpt or "config" not in ckpt:
         raise BeliefConfigError(f"--resume: {p} holds the network only (no optimizer state): not resumable")
@@ -379,8 +379,8 @@ class _Fit:
                 self.writer.add_scalar(f"val/{k}", v, self.step)
         self.writer.add_text("val/calibration", "\n".join(json.dumps(r) for r in cal), self.step)
         self.writer.flush()
-        (self.run_dir / "calibration.json").write_text(json.dumps(cal, indent=1))
-        (self.run_dir / "metrics.json").write_text(json.dumps(m, indent=1))
+        write_atomic(self.run_dir / "calibration.json", json.dumps(cal, indent=1))
+        write_atomic(self.run_dir / "metrics.json", json.dumps(m, indent=1))
         _say(
             f"epoch {self.epoch + 1}/{self.a.epochs} | held-out: win_on log-loss {m['win_on_logloss']:.4f} "
             f"(const {m['win_on_logloss_const']:.4f}) | danger log-loss {m['danger_logloss']:.4f} "
@@ -461,12 +461,13 @@ def export_belief(src: str, dst: str) -> dict:
     import torch
 
     from fzmj.agents.belief import check_belief_checkpoint
+    from fzmj.agents.checkpoint_checks import load_torch_file
 
-    data = torch.load(src, map_location="cpu", weights_only=True)
+    data = load_torch_file(src)
     check_belief_checkpoint(data, str(src))
     out = {k: v for k, v in data.items() if k not in ("optimizer", "rng")}
     out["model"] = {k: v.half() if v.is_floating_point() else v for k, v in data["model"].items()}
-    torch.save(out, dst)
+    write_atomic(dst, lambda f: torch.save(out, f))
     return out
 
 

@@ -476,6 +476,28 @@ def _try_optimizer(policy: torch.nn.Module, state: dict, make_optimizer) -> None
         for k, v in opt.state.get(p, {}).items():
             if k != "step" and (not isinstance(v, torch.Tensor) or v.shape != p.shape):
                 raise ValueError(f"state {k!r} of a parameter of shape {tuple(p.shape)} does not fit")
+            if isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(torch.isfinite(v).all()):
+                # not a learning-rate problem of the run to come: the saved state is already poisoned
+                raise ValueError(
+                    f"the checkpoint's optimizer state is not finite ({k!r} holds NaN or inf); "
+                    "resume from an earlier checkpoint of the run"
+                )
+
+
+def missing_checkpoint(path: str) -> str:
+    """The line for ``--resume PATH`` where no file is: with the checkpoints its folder does hold
+    (a run killed during its very first ``latest.pt`` write has only ``update_000001.pt``)."""
+    folder = Path(path).parent
+    try:
+        found = sorted(folder.glob("*.pt"), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        found = []
+    if not found:
+        return f"--resume: checkpoint not found: {path}"
+    names = ", ".join(p.name for p in found[-4:])
+    return (
+        f"--resume: checkpoint not found: {path}; its folder holds {names} (resume from the newest, {found[-1].name})"
+    )
 
 
 def check_resume_counters(ckpt: dict, path: str) -> None:

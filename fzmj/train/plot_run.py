@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from fzmj_env.atomic import save_figure_atomic
+
 PANELS = (
     ("eval/score_vs_random", "eval: score / hand vs 3 random"),
     ("eval/score_vs_heuristic", "eval: score / hand vs 3 heuristic"),
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     fig.suptitle(f"fzmj-train: {args.run_dir.name}")
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(args.out, dpi=90)
+    save_figure_atomic(fig, args.out, dpi=90)
     print(f"wrote {args.out}")
     return 0
 

@@ -5,7 +5,7 @@
     fzmj-train --nproc N ...   (or torchrun ... -m fzmj.train.ppo_selfplay ...): N ranks, train/distributed.py
 
 Reading order: the config (``train/args.py``), then :func:`train`, one loop over named steps,
-each in its own module: setup (``build.py``), rollout over the B tables of a ``VectorEnv``
+each in its own module: setup (``run_setup.py``), rollout over the B tables of a ``VectorEnv``
 (``rollout.py``; the policy is evaluated once per step for every table's acting seat),
 advantages along each (table, seat)'s own decisions (``advantages.py``,
 ``selfplay_buffer.py``), the clipped PPO update (``update.py``, ``teacher.py``), logging
@@ -31,7 +31,7 @@ from pathlib import Path
 from fzmj.agents.checkpoint import load_checkpoint
 from fzmj_env.cli import OneLineParser
 
-from . import distributed
+from . import deterministic, distributed
 from .args import Args
 from .best import refuse_resume_of_best
 from .checkpoint import CheckpointWriteError, remove_stale_temporaries
@@ -42,6 +42,7 @@ from .config_checks import (
     check_resume_clone,
     check_resume_counters,
     finished_run,
+    missing_checkpoint,
     resume_config,
 )
 from .distill import distill
@@ -193,6 +194,11 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         help="one console line per update even on a terminal (default there: a progress bar; "
         "the lines always go to train.log in the run folder)",
     )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="shortcut for --set deterministic=true: the same seed, the same digits on any x86-64 CPU (slower)",
+    )
     parser.add_argument(  # handled by distributed.launch before parsing
         "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
     )
@@ -202,10 +208,13 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
         parser.exit(0)
     overrides = list(ns.overrides) + ([f"device={ns.device}"] if ns.device else [])
     overrides += ["overwrite=true"] if ns.overwrite else []
+    overrides += ["deterministic=true"] if ns.deterministic else []
     try:
         ckpt = None
         config = resolve_config(ns.config) if ns.config else None
         if ns.resume:
+            if not Path(ns.resume).is_file():
+                raise ConfigError(missing_checkpoint(ns.resume))
             ckpt = load_checkpoint(ns.resume)
             refuse_resume_of_best(ckpt, ns.resume)
             args = resume_config(Args, ckpt, ns.resume, config, overrides)
@@ -229,6 +238,14 @@ def main(argv=None) -> int:
     if (rc := distributed.launch(argv)) is not None:  # --nproc N: relaunch under torchrun
         return rc
     args, resume, ns = parse_command_line(argv)
+    if args.deterministic:  # the instruction sets are read at import: pinned in a new process
+        if not deterministic.is_pinned():
+            return deterministic.relaunch(argv)
+        args.torch_threads = args.torch_threads or deterministic.DEFAULT_THREADS
+        try:
+            print(deterministic.apply(args.torch_threads), flush=True)
+        except RuntimeError as e:
+            return _fail(str(e), 2)
     ranks = distributed.join(args)  # the torchrun group, when launched by torchrun
     if not args.run_name:
         args.run_name = f"{args.exp_name}__{args.seed}__{int(time.time())}"

@@ -2,15 +2,16 @@
 
 A path is refused (one line, ``ValueError``) when it is a directory or another non-regular
 file (``/dev/full``), when its folder is missing or not writable, when it is one of the
-inputs, or when it already exists and ``force`` is not given. The write goes to a temporary
-file in the same folder, then replaces the target: a full disk leaves the old file intact.
+inputs, or when it already exists and ``force`` is not given. The write is
+``fzmj_env.atomic.write_atomic``: a full disk leaves the old file intact.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
+
+from fzmj_env.atomic import write_atomic  # noqa: F401 - the pages' writer (one for every command)
 
 
 def check_out_path(path: str | Path, force: bool = False, inputs: tuple = (), what: str = "output") -> Path:
@@ -33,22 +34,3 @@ def check_out_path(path: str | Path, force: bool = False, inputs: tuple = (), wh
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"{what}: directory {str(parent)!r} is not writable")
     return p
-
-
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename; ``OSError`` on failure,
-    with the temporary file removed and any old file at ``path`` untouched."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -27,7 +27,7 @@ import numpy as np
 
 from fzmj.agents import SPEC_HELP, AgentSpecError, make_agent, reset_agent
 from fzmj_env.actions import action_name
-from fzmj_env.checks import MAX_HANDS_PER_GAME
+from fzmj_env.checks import MAX_HANDS_PER_GAME, short_repr
 from fzmj_env.cli import OneLineParser
 from fzmj_env.core import engine, state
 from fzmj_env.encode import encode_table
@@ -80,6 +80,14 @@ class PlayError(ValueError):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer of the request body: at most 18 digits (Python's own limit, 4,300 digits, is
+    a ``ValueError`` that used to reach the client as a 500)."""
+    if len(text.lstrip("-")) > 18:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
 
 
 MAX_STEPS = 400  # other seats' steps kept for the page to pace through (a hand has ~100-200)
@@ -232,8 +240,8 @@ class Session:
                 raise PlayError("the game is over", 409)
             if self.game.seat != self.seat:
                 raise PlayError(f"not your turn: seat {self.game.seat} is to act", 409)
-            if not isinstance(action, int) or isinstance(action, bool):
-                raise PlayError(f"action must be an integer, got {action!r}")
+            if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < state.NUM_ACTIONS:
+                raise PlayError(f"action must be an integer in 0..{state.NUM_ACTIONS - 1}, got {short_repr(action)}")
             self.steps = []
             try:
                 self._step(action)  # Game.step checks the engine's mask before anything changes
@@ -423,11 +431,11 @@ def _handler():
             if len(data) < n:
                 raise RequestError(400, "the request body is shorter than its Content-Length")
             try:
-                body = json.loads(data.decode("utf-8")) if data else {}
+                body = json.loads(data.decode("utf-8"), parse_int=_bounded_int) if data else {}
             except UnicodeDecodeError:
                 raise RequestError(400, "the request body is not UTF-8") from None
-            except json.JSONDecodeError as e:
-                raise RequestError(400, f"the request body is not JSON ({e})") from None
+            except ValueError as e:  # not JSON, or an integer of thousands of digits
+                raise RequestError(400, f"the request body is not JSON this page sends ({str(e)[:120]})") from None
             except RecursionError:
                 raise RequestError(400, "the request body is nested too deeply") from None
             if not isinstance(body, dict):

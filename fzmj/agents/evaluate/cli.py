@@ -7,7 +7,8 @@ import json
 import os
 import sys
 
-from fzmj_env.cli import OneLineParser, check_output_file, run_cli
+from fzmj_env.atomic import write_atomic
+from fzmj_env.cli import OneLineParser, check_output_dir, check_output_file, run_cli
 from fzmj_env.rules import DEFAULT_RULES, available_rules, load_rules
 from fzmj_env.seeding import draw_seed
 
@@ -115,8 +116,11 @@ def _check_args(p: argparse.ArgumentParser, args) -> None:
             p.error(f"--device: {e}")
     if args.max_records is not None and (args.max_records < 1 or not args.save_records):
         p.error("--max-records needs --save-records and must be >= 1")
-    if args.save_records and os.path.exists(args.save_records) and not os.path.isdir(args.save_records):
-        p.error(f"--save-records: {args.save_records!r} is not a directory")
+    if args.save_records is not None:  # created and probed now: the records are written after the play
+        try:
+            check_output_dir(args.save_records, "--save-records")
+        except ValueError as e:
+            p.error(str(e))
 
 
 def _run(args) -> int:
@@ -141,13 +145,14 @@ def _run(args) -> int:
         )
     try:
         if args.out:
-            with open(args.out, "w", encoding="utf-8") as f:
-                json.dump(res, f, indent=2, ensure_ascii=False)
-                f.write("\n")
+            write_atomic(args.out, json.dumps(res, indent=2, ensure_ascii=False) + "\n")
         if args.plot:
             plot(res, raw, args.plot)
-    except OSError as e:  # a full disk, a folder removed meanwhile: one line, exit 1
-        sys.stderr.write(f"fzmj-eval: error: cannot write {e.filename or 'the output'}: {e.strerror or e}\n")
+    except OSError as e:  # a full disk, a folder removed meanwhile: one line naming the file, exit 1
+        sys.stderr.write(f"fzmj-eval: error: {e}\n")
+        return 1
+    if res.get("records_error"):
+        sys.stderr.write(f"fzmj-eval: error: --save-records: {res['records_error']}\n")
         return 1
     return 0
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from fzmj_env.actions import NUM_ACTIONS
+from fzmj_env.atomic import remove_stale_temps
 from fzmj_env.checks import check_obs_version
 from fzmj_env.encode import encode_table, obs_channels
 from fzmj_env.game import Game
@@ -109,6 +110,7 @@ class RecordKeeper:
         ``max_records``, each hand once); returns their paths."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(out)  # what a killed or full-disk run left there
         order = []
         for r in range(self.k):
             for a, name in enumerate(self.names):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fzmj_env.atomic import save_figure_atomic
 from fzmj_env.core.state import SPECIAL_NAMES
 
 from ..markdown import interval as _ci
@@ -131,4 +132,4 @@ def plot(res: dict, raw: dict, path: str) -> None:
     ax2.legend()
     fig.suptitle(f"fzmj-eval: {res['hands']} hands, seed {res['seed']}")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure_atomic(fig, path, dpi=100)

@@ -8,7 +8,9 @@ import time
 
 import numpy as np
 
+from fzmj_env.atomic import WriteError
 from fzmj_env.checks import MAX_TABLES, check_int, check_memory, check_seed
+from fzmj_env.cli import check_output_dir
 from fzmj_env.rules import DEFAULT_RULES
 from fzmj_env.seeding import agent_key, draw_seed
 
@@ -121,7 +123,10 @@ def evaluate(
 
     ``save_records``: a directory to write game records into (created if missing): the worst
     and best hands of each agent, at most ``max_records`` (default 2 per agent; more keep the
-    2nd, 3rd ... worst and best too). Their paths are listed under ``"records"``.
+    2nd, 3rd ... worst and best too). Their paths are listed under ``"records"``. The folder is
+    created and probed before the play (``EvalConfigError`` if it cannot be written); a write
+    that fails after the play (a full disk) keeps the results and names the file under
+    ``"records_error"``.
 
     ``paired``: an agent or spec REF; every hand is played again with REF in slot 0 and the
     result gains ``"paired"`` (see the module docstring).
@@ -149,6 +154,11 @@ def evaluate(
     keeper = None
     if save_records is not None:
         from .records import RecordKeeper
+
+        try:  # a folder that cannot hold the records is refused before the play, not after it
+            check_output_dir(save_records, "save_records")
+        except ValueError as e:
+            raise EvalConfigError(str(e)) from None
 
         keeper = RecordKeeper(names, slot_agent, rules_obj, seed, max_records)
         keeper.agent_seed = key
@@ -193,7 +203,10 @@ def evaluate(
     if fell_back.any():
         out["hands_with_fallback"] = int(fell_back.sum())
     if keeper is not None:
-        out["records"] = [str(p) for p in keeper.write(save_records)]
+        try:
+            out["records"] = [str(p) for p in keeper.write(save_records)]
+        except OSError as e:  # a full disk: the results are kept and returned, the failure said
+            out["records_error"] = str(e) if isinstance(e, WriteError) else f"{save_records}: {e}"
     if _raw:
         return out, raw
     return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
+from fzmj_env.atomic import remove_stale_temps
 from fzmj_env.checks import check_int
 
 from ..evaluate.play import default_start_method
@@ -248,6 +249,8 @@ def play(
         raise LeagueError(str(e)) from None
     root = Path(path)
     (root / MATCH_DIR).mkdir(parents=True, exist_ok=True)
+    for folder in (root, root / MATCH_DIR):  # temporary files of a run killed or out of disk space
+        remove_stale_temps(folder)
     # two passes over the schedule, one pairing at a time: set-up memory does not grow with the pairs
     n_todo = cached = 0
     for _, ms in iter_schedule(cfg, ents):

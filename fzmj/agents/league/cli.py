@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from fzmj_env.atomic import write_atomic
 from fzmj_env.cli import OneLineParser, check_output_file, run_cli
 from fzmj_env.rules import DEFAULT_RULES
 
@@ -26,7 +27,6 @@ from .folder import (
     roster_estimate,
     save_config,
     write_roster,
-    write_text_atomic,
 )
 from .ratings import standings
 from .report import html_page, markdown
@@ -100,9 +100,9 @@ def _run_locked(args, root: Path) -> int:
     res = standings(args.dir, cfg, ents, played)
     try:
         _write_json(root / "league.json", res)
-        write_text_atomic(root / "league.html", html_page(res))
-    except OSError as e:  # a full disk, a folder removed meanwhile: one line, exit 1
-        sys.stderr.write(f"fzmj-league: error: cannot write {e.filename or 'the tables'}: {e.strerror or e}\n")
+        write_atomic(root / "league.html", html_page(res))
+    except OSError as e:  # a full disk, a folder removed meanwhile: one line naming the file, exit 1
+        sys.stderr.write(f"fzmj-league: error: {e}\n")
         return 1
     print(markdown(res))
     return 0

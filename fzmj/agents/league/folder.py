@@ -17,6 +17,7 @@ try:
 except ImportError:  # pragma: no cover - not on POSIX: no locks (docs/league.md)
     fcntl = None
 
+from fzmj_env.atomic import write_atomic
 from fzmj_env.checks import MAX_SEED, check_int, short_repr
 from fzmj_env.rules import DEFAULT_RULES
 from fzmj_env.seeding import draw_seed
@@ -196,21 +197,9 @@ def folder_lock(path: str | Path, which: str = "roster") -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` atomically (temporary file, then rename): a reader never sees half a page."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
 def _write_json(path: Path, data) -> None:
-    """Write atomically (temporary file, then rename): a kill never leaves half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False, allow_nan=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write atomically (fzmj_env/atomic.py): a kill or a full disk never leaves half a file."""
+    write_atomic(path, json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def _no_constant(name: str):
