@@ -148,6 +148,7 @@ ALLOWED = {
     "fzmj/train/run_setup.py": "an empty log file created for the run's append-only log",
     "fzmj/train/evaluation.py": "paired.jsonl, append-only: an append never destroys the lines before it",
     "fzmj/train/metrics.py": "train.log, append-only, as paired.jsonl",
+    "fzmj/train/best.py": "best.pt's line appended to train.log (best.pt itself goes through the checkpoint writer)",
     "fzmj/train/distributed.py": "debug dumps of a failing rank (FZMJ_DIST_DUMP), never a result",
     "fzmj/web/make_font.py": "a developer's tool regenerating a checked-in stylesheet",
 }
