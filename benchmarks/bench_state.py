@@ -3,7 +3,8 @@
 Prints (``--json``: one object) the medians, in µs, of ``Game.save_state`` / ``restore_state``,
 ``VectorEnv.save_tables`` / ``restore_tables`` of one table, ``copy.deepcopy`` of the AEC env
 (``fzmj_env.env()``, mid-hand) and ``Game.clone``; random play through the AEC env and through
-OpenSpiel (``fzmj.integrations.openspiel``, when open_spiel is installed), in states per second;
+OpenSpiel (``fzmj.integrations.openspiel``, when open_spiel is installed), in states per second,
+and one decision of OpenSpiel's ISMCTS bot (16 simulations, random rollouts) in ms;
 and, per preset, the copy-and-continue trials: ``--trials`` tables of a VectorEnv played at random
 to a random point, saved and restored into a second VectorEnv (and a deep copy of the first), then
 all three stepped with the same actions to the end: ``differences`` counts the tables whose
@@ -95,6 +96,35 @@ def openspiel_states_per_s(seconds: float = 2.0) -> float | None:
     return random_play_states_per_s(seconds)
 
 
+def ismcts_ms_per_decision(simulations: int = 16, hands: int = 3) -> float | None:
+    """Median milliseconds of one decision of OpenSpiel's ISMCTS bot (random rollouts, seat 0;
+    decisions with one legal action are not searched) over ``hands`` hands against random seats."""
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    import fzmj.integrations.openspiel  # noqa: F401  (registers the game)
+
+    game = pyspiel.load_game("fuzhou_mahjong")
+    rng = np.random.RandomState(0)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), 10.0, simulations, random_state=rng)
+    times = []
+    for hand in range(hands):
+        st = game.new_initial_state()
+        st.apply_action(hand)
+        while not st.is_terminal():
+            legal = st.legal_actions()
+            if st.current_player() == 0 and len(legal) > 1:
+                t0 = time.perf_counter()
+                st.apply_action(int(bot.step(st)))
+                times.append((time.perf_counter() - t0) * 1e3)
+            else:
+                st.apply_action(int(rng.choice(legal)))
+    return float(np.median(times))
+
+
 # ---- copy-and-continue trials ---------------------------------------------------------------
 def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A uniformly random legal action per row (0 where a row has none: a finished table)."""
@@ -164,9 +194,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--trials", type=int, default=10_000, help="VectorEnv tables per preset (copy-and-continue)")
     ap.add_argument("--aec-trials", type=int, default=200, help="AEC envs per preset (deepcopy / pickle)")
     ap.add_argument("--repeat", type=int, default=2000, help="calls per timing (5 timings, median)")
+    ap.add_argument("--only-costs", action="store_true", help="the timings only, no trials")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from fzmj_env import available_rules
+
+    presets = [] if args.only_costs else available_rules()
 
     load0 = os.getloadavg()[0]
     out = {
@@ -174,12 +207,13 @@ def main(argv=None) -> dict:
         **costs(args.repeat),
         "aec_steps_per_s": aec_steps_per_s(),
         "openspiel_states_per_s": openspiel_states_per_s(),
+        "ismcts_16_simulations_ms_per_decision": ismcts_ms_per_decision(),
         "trials": {
             rules: {
                 "vector": vector_trials(rules, args.trials, seed=i + 1),
                 "aec": aec_trials(rules, args.aec_trials, seed=i + 1),
             }
-            for i, rules in enumerate(available_rules())
+            for i, rules in enumerate(presets)
         },
     }
     out["differences"] = sum(t["vector"]["differences"] + t["aec"]["differences"] for t in out["trials"].values())
