@@ -60,6 +60,11 @@ agent next acts), or ``"none"`` (no result in infos). ``record=True`` needs ``in
 ``reset(seed, options={"wall": ..., "dealer": 0..3, "streak": n})`` plays a scripted first
 hand (R3): 144 kinds or notation, e.g. from ``fzmj_env.scenario.make_wall``.
 
+Copies (docs/search.md): ``copy.deepcopy`` and pickles of ``env()`` or ``raw_env`` are exact,
+independent copies that play on as the original would; ``raw_env.save_state()`` /
+``restore_state(saved)`` save and restore the table and the per-agent dicts cheaply
+(``fzmj_env.StateError`` for a state that is not one of this env's).
+
 ``raw_env`` raises ``fzmj_env.IllegalActionError`` on an illegal action; ``env()`` adds the
 standard wrappers (an illegal action ends the game with reward -1 for that agent, an action
 outside the space asserts, call order is enforced).
@@ -464,7 +469,7 @@ class raw_env(AECEnv, EzPickle):
             self._update_oracle()
 
     def __deepcopy__(self, memo: dict) -> raw_env:
-        """An independent env that plays on exactly as this one would (~30 µs): the table, the
+        """An independent env that plays on exactly as this one would: the table, the
         agents' dicts, the random stream and the spaces' streams are copied; options are shared."""
         new = object.__new__(type(self))
         memo[id(self)] = new

@@ -285,7 +285,7 @@ class Game:
     def save_state(self) -> np.ndarray:
         """The table's whole state as one saved state (``uint8[STATE_BYTES]``, ``fzmj_env/snapshot.py``),
         a copy: ``restore_state`` brings the table back to it exactly (the walls of later hands too:
-        they come from the seed in the record). About 1 µs."""
+        they come from the seed in the record). A few µs (docs/search.md, "What it costs")."""
         out = np.empty(STATE_BYTES, dtype=np.uint8)
         out[:HEADER_BYTES] = _HEADER
         out[HEADER_BYTES:] = self._bytes[0]

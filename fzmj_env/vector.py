@@ -324,6 +324,9 @@ class VectorEnv:
     the actions against a mask the env keeps to itself (the kernels copy each table's mask and
     seat into the returned buffers), so no write into what it returned, by any means, gets an
     illegal action applied.
+
+    Copies (docs/search.md): ``copy.deepcopy`` and pickles are exact, independent copies;
+    ``save_tables(tables)`` / ``restore_tables(tables, saved)`` save and restore chosen tables.
     """
 
     def __init__(
