@@ -534,8 +534,8 @@ class VectorEnv:
         """The state of each of ``tables`` as saved states (``(len(tables), STATE_BYTES)`` uint8,
         ``fzmj_env/snapshot.py``), a copy: the table's engine record, its game count and pending
         rewards. ``restore_tables`` puts them back (into these tables or others)."""
-        tables = self._tables_in_range(tables, "save_tables")
-        out = np.empty((len(tables), STATE_BYTES), dtype=np.uint8)
+        tables, n = self._tables_in_range(tables, "save_tables")
+        out = np.empty((n, STATE_BYTES), dtype=np.uint8)
         out[:, :HEADER_BYTES] = _HEADER
         out[:, _GAMES] = self._games[tables, None].view(np.uint8)
         out[:, _PENDING] = self._pending[tables].view(np.uint8)
@@ -548,25 +548,27 @@ class VectorEnv:
         ``hands_per_game``) into table ``tables[i]``; the other tables are untouched. Every state is
         checked first (``StateError``, a ``ValueError``: nothing is written unless all pass).
         Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
-        tables = self._tables_in_range(tables, "restore_tables")
-        saved = checked_snapshots(saved, len(tables), "VectorEnv.restore_tables")
+        tables, n = self._tables_in_range(tables, "restore_tables")
+        saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
         check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
         self._bytes[tables] = saved[:, HEADER_BYTES:]
         self._games[tables] = saved[:, _GAMES].view(np.int64)[:, 0]
         self._pending[tables] = saved[:, _PENDING].view(np.float32)
-        self._observe_tables(tables)
+        self._observe_tables(np.arange(tables.start, tables.stop) if type(tables) is slice else tables)
         self._pending_out[tables] = saved[:, _PENDING_OUT].view(np.float32)[:, 0]
         return self._ro_obs, self._ro_mask, self._ro_seat
 
-    def _tables_in_range(self, tables, method: str) -> np.ndarray:
-        if type(tables) is int and 0 <= tables < self.num_tables and self._ready:  # one table: the cheap path
-            return np.array([tables])
+    def _tables_in_range(self, tables, method: str) -> tuple[np.ndarray | slice, int]:
+        """``(tables as an index, their count)``: one table given as an int is a slice (numpy
+        indexes by a slice several times faster than by an array)."""
+        if type(tables) is int and 0 <= tables < self.num_tables and self._ready:
+            return slice(tables, tables + 1), 1
         tables = self._tables_arg(tables, method)
         if len(tables) and (tables.min() < 0 or tables.max() >= self.num_tables):
             raise StateError(f"{method}: tables must be in 0..{self.num_tables - 1}, got {tables.tolist()}")
         if len(tables) > 1 and len(np.unique(tables)) != len(tables):
             raise StateError(f"{method}: tables must be distinct, got {tables.tolist()}")
-        return tables.astype(np.int64, copy=False)
+        return tables.astype(np.int64, copy=False), len(tables)
 
     def __getstate__(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if not k.startswith(("_ro_", "_io", "_wt", "_bytes", "_cfg"))}
