@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -224,6 +225,12 @@ def random_play_states_per_s(seconds: float = 2.0, seed: int = 0) -> float:
 
 
 # ---- an OpenSpiel search bot as an fzmj agent (fzmj-eval --agents python:...) -------------------
+@functools.lru_cache(maxsize=8)
+def _game_of(rules: str) -> FuzhouMahjongGame:
+    """The game of a preset, made once (making one reads the rules file)."""
+    return pyspiel.load_game(GAME_NAME, {"rules": rules})
+
+
 def state_at(buf: np.ndarray, seat: int, seed: int, rules: str = DEFAULT_RULES) -> FuzhouMahjongState:
     """An OpenSpiel state at a world drawn from ``seat``'s view of the one-table buffer ``buf``
     (``Game.resample``'s drawing; ``buf`` may hold placeholders for what ``seat`` cannot see, as
@@ -231,8 +238,7 @@ def state_at(buf: np.ndarray, seat: int, seed: int, rules: str = DEFAULT_RULES) 
     from fzmj_env.core.hand import get_win_table
     from fzmj_env.resample import resample_buffer
 
-    game = pyspiel.load_game(GAME_NAME, {"rules": rules})
-    st = game.new_initial_state()
+    st = _game_of(rules).new_initial_state()
     st.apply_action(0)  # past the chance node; the table is then replaced by the world
     world = st._game
     resample_buffer(buf, 0, seat, np.array([seed], np.uint64), world.buf, np.array([0]), get_win_table())
