@@ -161,7 +161,8 @@ class FuzhouMahjongState(pyspiel.State):
 
     def resample_from_infostate(self, player_id, probability_sampler):
         """A world drawn uniformly among those ``player_id`` (the seat to act) cannot tell from
-        this one (``Game.resample``); its history is this state's (OpenSpiel's bookkeeping)."""
+        this one (``Game.resample``); its history is this state's (OpenSpiel's bookkeeping), its
+        other seats' lists of their own actions are empty (only they know their passes)."""
         if player_id != self._game.seat:
             raise ValueError(
                 f"fuzhou_mahjong: worlds are drawn for the seat to act ({self._game.seat}), got {player_id}"
@@ -169,6 +170,8 @@ class FuzhouMahjongState(pyspiel.State):
         seed = int(probability_sampler() * 2**53)
         new = self.clone()
         new._game = self._game.resample(int(player_id), seed)
+        # the other seats' own actions (their passes in claim windows) are theirs: not in the world
+        new._own_actions = [list(a) if p == player_id else [] for p, a in enumerate(self._own_actions)]
         return new
 
     def __str__(self):

@@ -75,6 +75,7 @@ def test_worlds_keep_the_seats_information():
     for w in worlds:
         assert w.information_state_string(seat) == st.information_state_string(seat)
         assert w.legal_actions() == st.legal_actions()
+        assert all(w._own_actions[p] == [] for p in range(4) if p != seat)  # the others' passes are theirs
     hidden = {w._game.hand_str((seat + 1) % 4) for w in worlds}
     assert len(hidden) > 1  # the other seats' tiles are drawn, not copied
     with pytest.raises(ValueError, match="seat to act"):
