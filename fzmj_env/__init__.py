@@ -21,6 +21,7 @@ from .game import Game, IllegalActionError, hand_result  # noqa: E402
 from .parallel import parallel_env  # noqa: E402
 from .record import RecordError, load_record, make_record, replay, save_record  # noqa: E402
 from .rules import available_rules, load_rules  # noqa: E402
+from .snapshot import StateError  # noqa: E402
 from .tiles import format_tiles, kind_index, kind_name, parse_tiles  # noqa: E402
 from .vector import VectorEnv  # noqa: E402  (the README's F.VectorEnv)
 
@@ -45,6 +46,7 @@ __all__ = [
     "load_record",
     "replay",
     "RecordError",
+    "StateError",
     "load_rules",
     "available_rules",
     "env",

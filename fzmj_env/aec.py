@@ -60,6 +60,11 @@ agent next acts), or ``"none"`` (no result in infos). ``record=True`` needs ``in
 ``reset(seed, options={"wall": ..., "dealer": 0..3, "streak": n})`` plays a scripted first
 hand (R3): 144 kinds or notation, e.g. from ``fzmj_env.scenario.make_wall``.
 
+Copies (docs/search.md): ``copy.deepcopy`` and pickles of ``env()`` or ``raw_env`` are exact,
+independent copies that play on as the original would; ``raw_env.save_state()`` /
+``restore_state(saved)`` save and restore the table and the per-agent dicts cheaply
+(``fzmj_env.StateError`` for a state that is not one of this env's).
+
 ``raw_env`` raises ``fzmj_env.IllegalActionError`` on an illegal action; ``env()`` adds the
 standard wrappers (an illegal action ends the game with reward -1 for that agent, an action
 outside the space asserts, call order is enforced).
@@ -81,9 +86,11 @@ from .actions import NUM_ACTIONS, action_name
 from .checks import MAX_SEED, check_obs_version, check_reward_scale
 from .core import state
 from .core.engine import STEP_GAME_OVER, STEP_HAND_OVER
+from .core.hand import get_win_table
 from .core.state import A_PASS
 from .game import Game, IllegalActionError, hand_result
 from .rules import DEFAULT_RULES
+from .snapshot import StateError, tag_pickle, untag_pickle
 from .tiles import kind_glyph, kind_name
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
@@ -113,6 +120,30 @@ def _numeric_result(result: dict) -> dict:
         "hand_no": int(result["hand_no"]),
         "points": np.asarray(result["points"], dtype=np.int64),
     }
+
+
+def _copy_rng(rng: np.random.Generator | None) -> np.random.Generator | None:
+    """An independent generator in ``rng``'s state (a third of ``copy.deepcopy``'s cost)."""
+    if rng is None:
+        return None
+    bits = type(rng.bit_generator)(0)  # seeded: no call to the system's entropy
+    bits.state = rng.bit_generator.state
+    return np.random.Generator(bits)
+
+
+def _copy_space(space: spaces.Space, memo: dict) -> spaces.Space:
+    """An independent copy of a space: its attributes shared (shapes, bounds: never written), its
+    random stream and those of its subspaces copied (a tenth of ``copy.deepcopy``'s cost)."""
+    new = memo.get(id(space))
+    if new is None:
+        new = object.__new__(type(space))
+        new.__dict__.update(space.__dict__)
+        if space._np_random is not None:
+            new._np_random = copy.deepcopy(space._np_random, memo)
+        if isinstance(space, spaces.Dict):
+            new.spaces = {k: _copy_space(v, memo) for k, v in space.spaces.items()}
+        memo[id(space)] = new
+    return new
 
 
 def env(**kwargs):
@@ -150,12 +181,23 @@ class FastDiscrete(spaces.Discrete):
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+_ATOMS = (bool, int, float, str)
 
 
 class _Forward:
     """Per-step attributes read straight from the raw env (``self._raw``), not via ``__getattr__``."""
 
     _raw: raw_env
+
+    def __deepcopy__(self, memo: dict):
+        """A copy of the wrapper around a copy of the env (``raw_env.__deepcopy__``): the generic
+        deep copy of its few attributes, without ``copy``'s reduce protocol (3x cheaper)."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(
+            {k: v if v is None or isinstance(v, _ATOMS) else copy.deepcopy(v, memo) for k, v in self.__dict__.items()}
+        )
+        return new
 
     @property
     def agent_selection(self):
@@ -374,6 +416,93 @@ class raw_env(AECEnv, EzPickle):
         The fields of ``core.state.STATE_DTYPE`` in order; ``core.state.numpy_view`` names them.
         """
         return state.flat_state(self._buf, 0)
+
+    # ---- copies, saved states, pickles (docs/search.md) ---------------------------------------
+    def save_state(self) -> tuple:
+        """Everything the env's next steps depend on: the table (``Game.save_state``) and the
+        per-agent rewards, terminations and infos PettingZoo keeps, copied. ``restore_state``
+        takes it back (the env's random stream for unseeded resets is not part of it)."""
+        if self._seat < 0 and not self.agents:
+            raise StateError("raw_env.save_state: call reset() first")
+        return (
+            self.game.save_state(),
+            list(self.agents),
+            dict(self.rewards),
+            dict(self._cumulative_rewards),
+            dict(self.terminations),
+            dict(self.truncations),
+            copy.deepcopy(self.infos),
+            self._rewards_dirty,
+        )
+
+    def restore_state(self, saved: tuple) -> None:
+        """Bring the env back to ``saved`` (from ``save_state`` of an env with the same options);
+        ``StateError`` (a ``ValueError``) for anything else, the env unchanged."""
+        if not isinstance(saved, tuple) or len(saved) != 8:
+            raise StateError(
+                f"raw_env.restore_state: expected a state from raw_env.save_state, got {type(saved).__name__}"
+            )
+        table, agents, rewards, cumulative, terminations, truncations, infos, dirty = saved
+        game = self.game
+        game.restore_state(table)  # checks the table; the acting seat's mask lands in self._own
+        self.agents = list(agents)
+        self.rewards, self._cumulative_rewards = dict(rewards), dict(cumulative)
+        self.terminations, self.truncations = dict(terminations), dict(truncations)
+        self.infos = copy.deepcopy(infos)
+        self._rewards_dirty = bool(dirty)
+        self._after_restore()
+
+    def _after_restore(self) -> None:
+        """The acting seat's planes and the agent to act, from the restored table."""
+        seat = self._seat = self.game.seat
+        own = self._own
+        if own["action_mask"] is not self.game._mask:  # a Game that was restored on its own
+            own["action_mask"][:] = self.game._mask
+            self.game.adopt_decision(seat, own["action_mask"])
+        if seat >= 0:
+            encode.encode_table(self._buf, 0, seat, own["observation"])
+            self.agent_selection = self._obs_agent = AGENTS[seat]
+            self._obs = own
+        else:
+            self._obs = self._obs_agent = None
+        if self.oracle:
+            self._update_oracle()
+
+    def __deepcopy__(self, memo: dict) -> raw_env:
+        """An independent env that plays on exactly as this one would: the table, the
+        agents' dicts, the random stream and the spaces' streams are copied; options are shared."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        d = self.__dict__.copy()
+        own = {k: v.copy() for k, v in self._own.items()}
+        memo[id(self._own)] = own
+        for k, v in self._own.items():
+            memo[id(v)] = own[k]
+        d["_own"] = own
+        d["game"] = game = self.game.__deepcopy__(memo)
+        d["_buf"] = game.buf
+        for k in ("_obs", "infos", "_skip_agent_selection"):
+            if k in d:
+                d[k] = copy.deepcopy(d[k], memo)
+        d["_rng"] = _copy_rng(self._rng)
+        for k in ("action_spaces", "observation_spaces"):
+            d[k] = memo[id(d[k])] = {a: _copy_space(sp, memo) for a, sp in d[k].items()}
+        for k in ("agents", "rewards", "_cumulative_rewards", "terminations", "truncations"):
+            if k in d:
+                d[k] = copy.copy(d[k])  # of strings, numbers and booleans
+        new.__dict__.update(d)
+        return new
+
+    def __getstate__(self) -> dict:
+        d = self.__dict__.copy()
+        del d["_wt"], d["_buf"]  # the shared 4 MB win table, and game.buf: set again on load
+        return tag_pickle(d)
+
+    def __setstate__(self, d: dict) -> None:
+        d = untag_pickle(d, "fzmj_env raw_env")  # then the Game checks its own table as it loads
+        d["_wt"] = get_win_table()
+        d["_buf"] = d["game"].buf
+        self.__dict__.update(d)
 
     # ---- stepping ----------------------------------------------------------------------------
     def step(self, action):

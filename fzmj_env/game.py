@@ -6,6 +6,7 @@ Python and the state buffer and names things.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,9 +18,24 @@ from .core.hand import get_win_table
 from .resample import belief_log_weights, check_belief_factors, check_seat_seed, resample_buffer, sir_pick
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import split_seed
+from .snapshot import (
+    HEADER_BYTES,
+    LOGS_BYTES,
+    STATE_BYTES,
+    check_restorable,
+    checked_snapshots,
+    new_snapshots,
+    saved_logs,
+    saved_seed,
+    table_bytes,
+    table_records,
+    tag_pickle,
+    untag_pickle,
+)
 from .tiles import COPIES, NUM_TILES, format_tiles, kind_name, parse_tile_list
 
 _KIND_NAMES = [kind_name(k) for k in range(42)]
+_HEADER = new_snapshots(1)[0, :HEADER_BYTES]  # copied by save_state (a fresh array costs more than a copy)
 
 
 class IllegalActionError(ValueError):
@@ -81,6 +97,11 @@ def hand_result(buf: np.ndarray, t: int = 0) -> dict:
     }
 
 
+def _copy_dict(d: dict) -> dict:
+    """A copy of a result or hand-start dict (numbers, strings, None, flat lists and dicts of those)."""
+    return {k: v.copy() if isinstance(v, (list, dict)) else v for k, v in d.items()}
+
+
 class Game:
     """One table: reset from a seed or a scripted wall, then ``step`` the acting seat's actions.
 
@@ -95,14 +116,24 @@ class Game:
         self.hands_per_game = hands_per_game
         self.win_table = get_win_table()
         self.buf = state.new_state(1)
+        self._bytes = table_bytes(self.buf)
         engine.set_rules(self.buf, 0, self.rules.params)
-        self.view = state.numpy_view(self.buf, 0)
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         self._seat = -1
         self.seed: int | None = None
         self.decisions: list[tuple[int, int]] = []
         self.results: list[dict] = []
         self.hand_starts: list[dict] = []
+
+    @functools.cached_property
+    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mask and seat arrays a restore's check writes into."""
+        return np.zeros((1, NUM_ACTIONS), dtype=np.int8), np.zeros(1, dtype=np.int64)
+
+    @functools.cached_property
+    def view(self) -> state.Table:
+        """Named views of the table's fields (``core.state.numpy_view``); built on first use."""
+        return state.numpy_view(self.buf, 0)
 
     # ---- setup -------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, wall=None, dealer: int | None = None, streak: int = 0) -> None:
@@ -249,6 +280,75 @@ class Game:
         world.results = list(self.results)
         world._refresh()
         return world
+
+    # ---- copies, saved states, pickles (docs/search.md) ---------------------------------------
+    def save_state(self) -> np.ndarray:
+        """The table's whole state as one saved state (``uint8[STATE_BYTES]``, ``fzmj_env/snapshot.py``),
+        a copy: ``restore_state`` brings the table back to it exactly (the walls of later hands too:
+        they come from the seed in the record). A few µs (docs/search.md, "What it costs")."""
+        out = np.empty(STATE_BYTES, dtype=np.uint8)
+        out[:HEADER_BYTES] = _HEADER
+        out[HEADER_BYTES:] = self._bytes[0]
+        out[LOGS_BYTES] = np.array((len(self.decisions), len(self.results), len(self.hand_starts)), np.int32).view(
+            np.uint8
+        )
+        return out
+
+    def restore_state(self, saved: np.ndarray) -> None:
+        """Put the table back to ``saved`` (from ``save_state`` of a game of the same preset and
+        ``hands_per_game``); ``StateError`` (a ``ValueError``) for anything else, the table unchanged.
+
+        ``decisions``, ``results`` and ``hand_starts`` are cut back to their lengths at the save
+        (a state of this game's own past, as in a search); a state of a longer game leaves them
+        empty (its logs are not in the state)."""
+        saved = checked_snapshots(saved, 1, "Game.restore_state")
+        masks, seats = self._scratch
+        check_restorable(table_records(saved), self.rules, self.hands_per_game, self.win_table, "Game", masks, seats)
+        saved = saved[0]
+        self._bytes[0] = saved[HEADER_BYTES:]
+        self._mask[:] = masks[0]  # in place: a driver's mask buffer (the AEC env's) is this same array
+        self._seat = int(seats[0])
+        self.seed = saved_seed(saved)
+        for log, n in zip((self.decisions, self.results, self.hand_starts), saved_logs(saved), strict=True):
+            del log[n if n <= len(log) else 0 :]
+
+    def clone(self) -> Game:
+        """An independent copy that plays on exactly as this game would (``copy.deepcopy`` does the same)."""
+        return self.__deepcopy__({})
+
+    def __deepcopy__(self, memo: dict) -> Game:
+        new = object.__new__(Game)
+        memo[id(self)] = new
+        d = self.__dict__.copy()
+        d["_bytes"] = self._bytes.copy()  # a copy by bytes: ~10x faster than numpy's copy of the record
+        d["buf"] = d["_bytes"].view(state.STATE_DTYPE).reshape(1)
+        d.pop("view", None)  # built again when first used
+        d.pop("_scratch", None)
+        mask = memo.get(id(self._mask))  # a driver's own mask buffer (the AEC env's) stays shared with it
+        d["_mask"] = self._mask.copy() if mask is None else mask
+        d["decisions"] = list(self.decisions)
+        d["results"] = [_copy_dict(r) for r in self.results]
+        d["hand_starts"] = [_copy_dict(h) for h in self.hand_starts]
+        new.__dict__.update(d)
+        return new
+
+    def __getstate__(self) -> dict:
+        d = self.__dict__.copy()
+        del d["_bytes"], d["win_table"]  # a view of buf, and the shared 4 MB table: rebuilt on load
+        d.pop("view", None)
+        d.pop("_scratch", None)
+        return tag_pickle(d)
+
+    def __setstate__(self, d: dict) -> None:
+        d = untag_pickle(d, "Game")
+        d["win_table"] = get_win_table()
+        fresh = Game(d["rules"], d["hands_per_game"]).buf
+        if not np.array_equal(d["buf"].view(np.uint8), fresh.view(np.uint8)):  # a game was dealt: check it
+            masks, seats = check_restorable(d["buf"], d["rules"], d["hands_per_game"], d["win_table"], "unpickled Game")
+            d["_mask"][:] = masks[0]  # in place: a driver's mask buffer (the AEC env's) is this same array
+            d["_seat"] = int(seats[0])
+        d["_bytes"] = table_bytes(d["buf"])
+        self.__dict__.update(d)
 
     # ---- results and public state -----------------------------------------------------------
     @property

@@ -37,6 +37,8 @@ Other keyword arguments are the AEC env's (``rules``, ``hands_per_game``, ``rewa
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from gymnasium.utils import EzPickle
 from pettingzoo import ParallelEnv
@@ -44,6 +46,7 @@ from pettingzoo import ParallelEnv
 from .actions import A_PASS, NUM_ACTIONS, substitute_action
 from .aec import _NO_RESULT, AGENTS, raw_env
 from .checks import check_action, check_float
+from .snapshot import StateError, tag_pickle, untag_pickle
 
 __all__ = ["parallel_env", "FzmjParallelEnv"]
 
@@ -88,6 +91,38 @@ class FzmjParallelEnv(ParallelEnv, EzPickle):
 
     def close(self):
         self.aec.close()
+
+    # ---- copies, saved states, pickles (docs/search.md) ---------------------------------------
+    def save_state(self) -> tuple:
+        """The env's state (``raw_env.save_state`` of the AEC env it drives, and its agents)."""
+        return self.aec.save_state(), list(self.agents)
+
+    def restore_state(self, saved: tuple) -> None:
+        """Bring the env back to ``saved`` (``save_state``); ``StateError`` for anything else."""
+        if not isinstance(saved, tuple) or len(saved) != 2:
+            raise StateError(
+                f"parallel_env.restore_state: expected a state from save_state, got {type(saved).__name__}"
+            )
+        self.aec.restore_state(saved[0])
+        self.agents = list(saved[1])
+
+    def __deepcopy__(self, memo: dict) -> FzmjParallelEnv:
+        """An independent env that plays on exactly as this one would (the AEC env's copy, its
+        agents list; the options shared)."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        d = self.__dict__.copy()
+        d["aec"] = aec = copy.deepcopy(self.aec, memo)
+        d["observation_spaces"], d["action_spaces"] = aec.observation_spaces, aec.action_spaces
+        d["agents"] = list(self.agents)
+        new.__dict__.update(d)
+        return new
+
+    def __getstate__(self) -> dict:
+        return tag_pickle(self.__dict__.copy())
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(untag_pickle(d, "fzmj_env parallel_env"))
 
     # ------------------------------------------------------------------------------------------
     def _observations(self) -> dict:

@@ -39,6 +39,18 @@ from .observe import observe_one
 from .resample import belief_log_weights, check_belief_factors, observe_tables, resample_buffer
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import game_seed, split_seed
+from .snapshot import (
+    HEADER_BYTES,
+    STATE_BYTES,
+    StateError,
+    check_restorable,
+    checked_snapshots,
+    new_snapshots,
+    table_bytes,
+    table_records,
+    tag_pickle,
+    untag_pickle,
+)
 
 
 @njit(cache=True)
@@ -291,6 +303,10 @@ def _reset_list(tables, seeds, buf, wt, cfg, io):
         _observe(buf, wt, t, cfg, io)
 
 
+_HEADER = new_snapshots(1)[0, :HEADER_BYTES]  # a saved state's header: copied, then filled in
+_GAMES, _PENDING, _PENDING_OUT = slice(8, 16), slice(16, 32), slice(32, 36)  # its fields (snapshot.py), as bytes
+
+
 class VectorEnv:
     """B Fuzhou tables stepped together (same engine and encoder as the AEC env).
 
@@ -308,6 +324,9 @@ class VectorEnv:
     the actions against a mask the env keeps to itself (the kernels copy each table's mask and
     seat into the returned buffers), so no write into what it returned, by any means, gets an
     illegal action applied.
+
+    Copies (docs/search.md): ``copy.deepcopy`` and pickles are exact, independent copies;
+    ``save_tables(tables)`` / ``restore_tables(tables, saved)`` save and restore chosen tables.
     """
 
     def __init__(
@@ -366,7 +385,6 @@ class VectorEnv:
         self._games = np.zeros(B, dtype=np.int64)
         self._obs = np.zeros((B, *self.obs_shape), dtype=np.int8)
         self._oracle = np.zeros((B if oracle else 1, ORACLE_CHANNELS, 27), dtype=np.int8)
-        self._oracle.flags.writeable = oracle  # read-only: the kernels compile without the oracle (observe.py)
         self._mask = np.zeros((B, NUM_ACTIONS), dtype=np.int8)
         self._seat = np.zeros(B, dtype=np.int64)
         self._rewards = np.zeros((B, 4), dtype=np.float32)
@@ -378,6 +396,21 @@ class VectorEnv:
         self._results = np.zeros((B, RESULT_WIDTH), dtype=np.int32)
         self._mask_out = np.zeros((B, NUM_ACTIONS), dtype=np.int8)  # copies of _mask and _seat: handed out
         self._seat_out = np.zeros(B, dtype=np.int64)
+        self.world_log_weights = np.zeros(0)  # of the last load_worlds (with a belief)
+        self._link()
+        self._ready = False
+
+    # the arrays that hold the env's state; everything else is views of them or derived (_link)
+    _OWNED = (
+        "buf", "_games", "_obs", "_oracle", "_mask", "_seat", "_rewards", "_final", "_pending", "_pending_out",
+        "_done", "_hand_over", "_results", "_mask_out", "_seat_out", "world_log_weights",
+    )  # fmt: skip
+
+    def _link(self) -> None:
+        """The kernels' argument tuples and the read-only views handed out, over the owned arrays."""
+        self._wt = get_win_table()
+        self._bytes = table_bytes(self.buf)
+        self._oracle.flags.writeable = self.oracle  # read-only: the kernels compile without the oracle (observe.py)
         self._io = (
             self._games, self._rewards, self._done, self._hand_over, self._pending, self._final,
             self._mask, self._obs, self._seat, self._oracle, self._pending_out, self._results,
@@ -393,7 +426,7 @@ class VectorEnv:
             "hand_over": read_only(self._hand_over),
             "results": read_only(self._results),
         }
-        if oracle:
+        if self.oracle:
             self._ro_info["oracle"] = read_only(self._oracle)
         self._cfg = (
             np.uint64(self.seed),
@@ -402,8 +435,6 @@ class VectorEnv:
             self.oracle,
             self.auto_reset,
         )
-        self.world_log_weights = np.zeros(0)  # of the last load_worlds (with a belief)
-        self._ready = False
 
     # ------------------------------------------------------------------------------------------
     def reset(self, seeds=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -497,6 +528,71 @@ class VectorEnv:
         self._mask_out[tables] = self._mask[tables]
         self._seat_out[tables] = self._seat[tables]
         return self._ro_obs, self._ro_mask, self._ro_seat
+
+    # ---- copies, saved tables, pickles (docs/search.md) --------------------------------------
+    def save_tables(self, tables) -> np.ndarray:
+        """The state of each of ``tables`` as saved states (``(len(tables), STATE_BYTES)`` uint8,
+        ``fzmj_env/snapshot.py``), a copy: the table's engine record, its game count and pending
+        rewards. ``restore_tables`` puts them back (into these tables or others)."""
+        tables, n = self._tables_in_range(tables, "save_tables")
+        out = np.empty((n, STATE_BYTES), dtype=np.uint8)
+        out[:, :HEADER_BYTES] = _HEADER
+        out[:, _GAMES] = self._games[tables, None].view(np.uint8)
+        out[:, _PENDING] = self._pending[tables].view(np.uint8)
+        out[:, _PENDING_OUT] = self._pending_out[tables, None].view(np.uint8)
+        out[:, HEADER_BYTES:] = self._bytes[tables]
+        return out
+
+    def restore_tables(self, tables, saved: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Put ``saved[i]`` (from ``save_tables`` or ``Game.save_state``, same preset and
+        ``hands_per_game``) into table ``tables[i]``; the other tables are untouched. Every state is
+        checked first (``StateError``, a ``ValueError``: nothing is written unless all pass).
+        Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
+        tables, n = self._tables_in_range(tables, "restore_tables")
+        saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
+        check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
+        self._bytes[tables] = saved[:, HEADER_BYTES:]
+        self._games[tables] = saved[:, _GAMES].view(np.int64)[:, 0]
+        self._pending[tables] = saved[:, _PENDING].view(np.float32)
+        self._observe_tables(np.arange(tables.start, tables.stop) if type(tables) is slice else tables)
+        self._pending_out[tables] = saved[:, _PENDING_OUT].view(np.float32)[:, 0]
+        return self._ro_obs, self._ro_mask, self._ro_seat
+
+    def _tables_in_range(self, tables, method: str) -> tuple[np.ndarray | slice, int]:
+        """``(tables as an index, their count)``: one table given as an int is a slice (numpy
+        indexes by a slice several times faster than by an array)."""
+        if type(tables) is int and 0 <= tables < self.num_tables and self._ready:
+            return slice(tables, tables + 1), 1
+        tables = self._tables_arg(tables, method)
+        if len(tables) and (tables.min() < 0 or tables.max() >= self.num_tables):
+            raise StateError(f"{method}: tables must be in 0..{self.num_tables - 1}, got {tables.tolist()}")
+        if len(tables) > 1 and len(np.unique(tables)) != len(tables):
+            raise StateError(f"{method}: tables must be distinct, got {tables.tolist()}")
+        return tables.astype(np.int64, copy=False), len(tables)
+
+    def __getstate__(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if not k.startswith(("_ro_", "_io", "_wt", "_bytes", "_cfg"))}
+        return tag_pickle(d)
+
+    def __setstate__(self, d: dict) -> None:
+        d = untag_pickle(d, "fzmj_env VectorEnv")
+        self.__dict__.update(d)
+        self._link()
+        if self._ready:  # every table checked, as a restore would (the masks are the engine's again)
+            check_restorable(self.buf, self.rules, self.hands_per_game, self._wt, "unpickled VectorEnv", self._mask,
+                             np.empty(self.num_tables, dtype=np.int64))  # fmt: skip
+
+    def __deepcopy__(self, memo: dict) -> VectorEnv:
+        """An independent env that plays on exactly as this one would: its arrays copied, the rules shared."""
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        d = self.__getstate__()
+        for k in self._OWNED:
+            d[k] = d[k].copy()
+        new.__setstate__(d)
+        for k in ("_ro_obs", "_ro_mask", "_ro_seat", "_ro_rewards", "_ro_done"):  # what a driver holds
+            memo[id(getattr(self, k))] = getattr(new, k)
+        return new
 
     def step(self, actions: np.ndarray):
         """Apply one action per table. Returns ``(obs, mask, seat, rewards (B,4), done (B,), info)``.

@@ -64,9 +64,11 @@ def _warm_aec() -> None:
 
     g = Game(hands_per_game=1)
     g.reset(seed=0)
+    saved = g.save_state()  # and the check of a restored table (snapshot.py, core/validate.py)
     while not g.done:
         g.step(g.legal_actions[0])
     assert g.drawable >= 0  # the wall counts (tiles_left, reserve, drawable)
+    g.restore_state(saved)
     e = env()
     e.reset(seed=0)
     for _agent in e.agent_iter(max_iter=2000):
@@ -83,6 +85,7 @@ def _warm_vector(num_threads: int = 1) -> None:
     for _ in range(4):
         _, mask, _, _, _, _ = v.step(mask.argmax(axis=1))
     v.step_tables(np.array([0]), mask[:1].argmax(axis=1))
+    v.restore_tables([1], v.save_tables([0]))
 
 
 def _warm_gym() -> None:

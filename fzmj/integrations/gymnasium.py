@@ -193,6 +193,19 @@ class _SeatDriver:
         self._rng = np.random.default_rng()
         self.opponent_decisions = 0  # counted for benchmarks
 
+    # ---- copies and pickles: the VectorEnv copies itself (fzmj_env/vector.py) ----------------------
+    def __getstate__(self) -> dict:
+        d = self.__dict__.copy()
+        for k in ("obs", "mask", "seat"):  # the VectorEnv's own buffers: pointed at again on load
+            d.pop(k, None)
+        return d
+
+    def __setstate__(self, d: dict) -> None:
+        self.__dict__.update(d)
+        if "games" in d:  # after a reset: obs, mask and seat are always the VectorEnv's views
+            venv = self.venv
+            self.obs, self.mask, self.seat = venv._ro_obs, venv._ro_mask, venv._ro_seat
+
     # ---- bookkeeping per table ------------------------------------------------------------------
     def _seat_of(self, tables: np.ndarray) -> np.ndarray:
         if self.rotate:

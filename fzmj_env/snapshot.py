@@ -1,0 +1,178 @@
+"""Saved table states: what ``Game.save_state``, ``raw_env.save_state`` and
+``VectorEnv.save_tables`` return, and the checks every restore and every unpickled env passes.
+
+A saved state is a flat ``uint8`` array of ``STATE_BYTES`` per table: the engine's whole
+record of the table (``core.state.STATE_DTYPE``: hands, wall, seeds, scores, ...: everything the
+engine's next steps depend on, the walls of later hands included, since they come from the seed
+slots) and a few numbers the Python drivers keep beside it (a ``VectorEnv`` table's game count
+and pending rewards, the lengths of a ``Game``'s logs). Copying one is copying ~2.6 KB.
+
+Nothing is taken back on trust (``StateError``, one line each): a state must be of this dtype
+and shape, saved by this fzmj version and state layout (``FORMAT``), of the same preset and
+``hands_per_game`` as the table it goes into, and a table the engine could have reached
+(``core/validate.py``: ranges, the 144 tiles accounted for, a legal action for the seat to act).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from numba import njit
+
+from ._version import __version__
+from .core import state
+from .core.validate import PROBLEMS, check_and_mask
+
+
+class StateError(ValueError):
+    """A saved state or a pickled env that cannot be taken back (the message says why)."""
+
+
+def _format_tag() -> np.uint64:
+    """This fzmj version and state layout as a 64-bit tag (a state of another one is refused)."""
+    text = f"fzmj {__version__} {state.STATE_DTYPE.descr}".encode()
+    return np.uint64(int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little"))
+
+
+FORMAT = _format_tag()
+_FORMAT_BYTES = FORMAT.tobytes()
+# A saved state is a flat uint8 row: a 48-byte header, then the table's record as bytes (numpy
+# copies bytes ~10x faster than a record of this many sub-array fields). Header fields, by offset:
+_FORMAT_AT = 0  # uint64: FORMAT of the fzmj that saved it
+_GAMES_AT = 8  # int64: VectorEnv, games started at the table (its next game's seed index)
+_PENDING_AT = 16  # float32 x4: VectorEnv, rewards not yet handed to each seat
+_PENDING_OUT_AT = 32  # float32: VectorEnv, the reward handed to the seat to act
+_LOGS_AT = 36  # int32 x3: Game, len(decisions), len(results), len(hand_starts)
+LOGS_BYTES = slice(_LOGS_AT, _LOGS_AT + 12)
+HEADER_BYTES = 48
+TABLE_BYTES = state.STATE_DTYPE.itemsize
+STATE_BYTES = HEADER_BYTES + TABLE_BYTES
+"""Length of one saved state (``uint8``): ``Game.save_state()`` is ``(STATE_BYTES,)``,
+``VectorEnv.save_tables(tables)`` is ``(len(tables), STATE_BYTES)``."""
+_OTHER_PRESET = len(PROBLEMS)
+_OTHER_HANDS = len(PROBLEMS) + 1
+_PROBLEMS = (*PROBLEMS, "it is a table of another rule preset", "it plays another number of hands per game")
+
+
+@njit(cache=True)
+def check_tables(tables, params, hands_per_game, wt, masks, seats):
+    """Check each of ``tables`` (an array of table records); ``masks[i]`` and ``seats[i]`` get its
+    acting seat's legal actions and seat. Returns ``(-1, 0)``, or the first bad one and why."""
+    for i in range(tables.shape[0]):
+        m = tables[i].m
+        for j in range(params.shape[0]):
+            if m[state.R_RESERVE_BASE + j] != params[j]:
+                return i, _OTHER_PRESET
+        if m[state.HANDS_PER_GAME] != hands_per_game:
+            return i, _OTHER_HANDS
+        problem, seat = check_and_mask(tables, i, wt, masks[i])
+        if problem != 0:
+            return i, problem
+        seats[i] = seat
+    return -1, 0
+
+
+def new_snapshots(n: int) -> np.ndarray:
+    """``n`` zeroed saved states (``(n, STATE_BYTES)`` uint8) tagged with this fzmj's ``FORMAT``."""
+    out = np.zeros((n, STATE_BYTES), dtype=np.uint8)
+    out[:, _FORMAT_AT : _FORMAT_AT + 8] = np.frombuffer(FORMAT.tobytes(), np.uint8)
+    return out
+
+
+def header(states: np.ndarray, field: str) -> np.ndarray:
+    """A view of one header field of ``(n, STATE_BYTES)`` states: ``"games"`` (n,), ``"pending"`` (n, 4),
+    ``"pending_out"`` (n,), ``"logs"`` (n, 3), ``"format"`` (n,)."""
+    at, dtype, width = _HEADER[field]
+    view = states[:, at : at + np.dtype(dtype).itemsize * width].view(dtype)
+    return view[:, 0] if width == 1 else view
+
+
+_HEADER = {
+    "format": (_FORMAT_AT, np.uint64, 1),
+    "games": (_GAMES_AT, np.int64, 1),
+    "pending": (_PENDING_AT, np.float32, 4),
+    "pending_out": (_PENDING_OUT_AT, np.float32, 1),
+    "logs": (_LOGS_AT, np.int32, 3),
+}
+
+
+def table_records(states: np.ndarray) -> np.ndarray:
+    """The table records inside ``(n, STATE_BYTES)`` states, as a ``STATE_DTYPE`` view (no copy)."""
+    return np.ndarray((len(states),), state.STATE_DTYPE, states, HEADER_BYTES, (states.strides[0],))
+
+
+def table_bytes(buf: np.ndarray) -> np.ndarray:
+    """A state buffer of B tables as a ``(B, TABLE_BYTES)`` uint8 view (for copies by bytes)."""
+    return buf.view(np.uint8).reshape(len(buf), TABLE_BYTES)
+
+
+def checked_snapshots(states, n: int | None, what: str) -> np.ndarray:
+    """``states`` (``(n, STATE_BYTES)``, or one ``(STATE_BYTES,)`` state when ``n`` is 1) as saved
+    states of this fzmj, 2-D; ``StateError`` for a wrong type, dtype, length or version."""
+    if type(states) is not np.ndarray or states.dtype != np.uint8:
+        got = f"dtype {states.dtype}" if isinstance(states, np.ndarray) else type(states).__name__
+        raise StateError(f"{what}: a saved state is a uint8 array from save_state / save_tables, got {got}")
+    if states.ndim == 1 and n == 1:
+        states = states[None]
+    if states.ndim != 2 or states.shape[1] != STATE_BYTES or (n is not None and states.shape[0] != n):
+        want = f"({n}, {STATE_BYTES})" if n is not None else f"(n, {STATE_BYTES})"
+        raise StateError(f"{what}: expected saved states of shape {want}, got shape {states.shape}")
+    if not states.flags.c_contiguous:
+        states = np.ascontiguousarray(states)
+    if n == 1 and states[0, :8].tobytes() == _FORMAT_BYTES:
+        return states  # the common case, ~10x cheaper than the general check below
+    stale = np.flatnonzero(header(states, "format") != FORMAT)
+    if stale.size:
+        raise StateError(
+            f"{what}: state {int(stale[0])} was saved by another fzmj version or state layout "
+            f"(this is fzmj {__version__}); states are not carried across versions"
+        )
+    return states
+
+
+def check_restorable(tables: np.ndarray, rules, hands_per_game: int, wt, what: str, masks=None, seats=None):
+    """Check table records before they replace a table's: ``(masks, seats)`` of their acting seats
+    (into ``masks`` and ``seats`` when given), or ``StateError`` naming the first bad table and why."""
+    if masks is None:
+        masks = np.zeros((len(tables), state.NUM_ACTIONS), dtype=np.int8)
+        seats = np.zeros(len(tables), dtype=np.int64)
+    i, problem = check_tables(tables, rules.params, hands_per_game, wt, masks, seats)
+    if problem:
+        raise StateError(f"{what}: state {int(i)} is refused: {_PROBLEMS[problem]} (rules {rules.name})")
+    return masks, seats
+
+
+_SEED_BYTES = slice(HEADER_BYTES + 4 * state.SEED_LO, HEADER_BYTES + 4 * state.SEED_LO + 8)  # lo, then hi
+
+
+def saved_seed(saved: np.ndarray) -> int:
+    """The 64-bit game seed of one saved state (``(STATE_BYTES,)``): its two int32 seed slots."""
+    return int.from_bytes(saved[_SEED_BYTES].tobytes(), "little")
+
+
+def saved_logs(saved: np.ndarray) -> list[int]:
+    """A ``Game``'s log lengths in one saved state (``(STATE_BYTES,)``)."""
+    return saved[LOGS_BYTES].view(np.int32).tolist()
+
+
+# ---- pickles of the envs ----------------------------------------------------------------------
+_PICKLE_KEY = "_fzmj_state_format"
+
+
+def tag_pickle(d: dict) -> dict:
+    """An env's pickle state (``__getstate__``) tagged with this fzmj's version and state layout."""
+    d[_PICKLE_KEY] = (int(FORMAT), __version__)
+    return d
+
+
+def untag_pickle(d: dict, what: str) -> dict:
+    """The state of an env pickled by this fzmj, without its tag; ``StateError`` for another one."""
+    tag = d.pop(_PICKLE_KEY, None)
+    if tag is None or tag[0] != int(FORMAT):
+        version = "an unknown version" if tag is None else f"fzmj {tag[1]}"
+        raise StateError(
+            f"cannot unpickle this {what}: it was pickled by {version} (another state layout), this is fzmj "
+            f"{__version__}; make it again and restore a state saved by this version"
+        )
+    return d
