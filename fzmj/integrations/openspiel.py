@@ -266,28 +266,32 @@ class ISMCTSAgent:
 
         self._seed = 0
         self._rng = np.random.RandomState(0)
+        self.rules = None  # the preset the games are played under (reset's rules; else the plane's)
         self._make = lambda game: ismcts.ISMCTSBot(
             game, mcts.RandomRolloutEvaluator(1, self._rng), self.uct_c, self.simulations, random_state=self._rng
         )
         self.decisions = 0
         self.seconds = 0.0
 
-    def reset(self, seed: int | None = None) -> None:
+    def reset(self, seed: int | None = None, rules=None) -> None:
+        """Reseed; ``rules`` (when given, as the evaluator does): the preset of the games that follow."""
         if seed is not None:
             self._rng.seed(int(seed) % 2**32)
+        if rules is not None:
+            self.rules = rules
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        from fzmj.agents.search import _preset_of, state_from_obs
+        from fzmj.agents.search import rules_of, state_from_obs
 
         out = np.empty(len(obs), dtype=np.int64)
         for i in range(len(obs)):
             legal = np.flatnonzero(mask[i])
-            buf = state_from_obs(obs[i], mask[i]) if len(legal) > 1 else None
+            buf = state_from_obs(obs[i], mask[i], rules=self.rules) if len(legal) > 1 else None
             if buf is None:  # one legal action, or an observation that does not invert: no search
                 out[i] = legal[0]
                 continue
             t0 = time.perf_counter()
-            st = state_at(buf, 0, int(self._rng.randint(2**31)), _preset_of(obs[i]))  # seat 0: the observer
+            st = state_at(buf, 0, int(self._rng.randint(2**31)), rules_of(obs[i], self.rules).name)  # seat 0: the observer
             out[i] = self._make(st.get_game()).step(st)
             self.decisions += 1
             self.seconds += time.perf_counter() - t0
