@@ -291,7 +291,8 @@ class ISMCTSAgent:
                 out[i] = legal[0]
                 continue
             t0 = time.perf_counter()
-            st = state_at(buf, 0, int(self._rng.randint(2**31)), rules_of(obs[i], self.rules).name)  # seat 0: the observer
+            preset = rules_of(obs[i], self.rules).name
+            st = state_at(buf, 0, int(self._rng.randint(2**31)), preset)  # seat 0: the observer
             out[i] = self._make(st.get_game()).step(st)
             self.decisions += 1
             self.seconds += time.perf_counter() - t0
