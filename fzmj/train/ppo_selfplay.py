@@ -145,8 +145,8 @@ def parse_args(argv=None) -> tuple[Args, dict | None]:
     return args, ckpt
 
 
-def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace]:
-    """:func:`parse_args`, and the options that are not config keys (``--no-progress``)."""
+def _command_line_parser() -> OneLineParser:
+    """fzmj-train's options; its help lists the shipped configs and every config key."""
     docs = field_docs(Args)
     base = dataclasses.asdict(Args())
     keys = "\n".join(
@@ -202,6 +202,12 @@ def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace
     parser.add_argument(  # handled by distributed.launch before parsing
         "--nproc", type=int, metavar="N", help="run N ranks on this machine through torchrun (docs/training.md)"
     )
+    return parser
+
+
+def parse_command_line(argv=None) -> tuple[Args, dict | None, argparse.Namespace]:
+    """:func:`parse_args`, and the options that are not config keys (``--no-progress``)."""
+    parser = _command_line_parser()
     ns = parser.parse_args(argv)
     if ns.list_configs:
         print("\n".join(f"{name}: {text}" for name, text in shipped_configs().items()))
