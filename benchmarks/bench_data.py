@@ -1,0 +1,171 @@
+"""Datasets of recorded play (fzmj/data/, docs/data.md): collection speed, the cost of writing,
+bytes on disk and loading speed, with the machine and its load (a shared machine's figures move
+with what else runs on it: the load averages before and after are printed beside them).
+
+Targets (issue 55): collecting with ``heuristic`` at every seat >= 10 M decisions/min on 2 cores,
+written; writing <= 20% over the same play without it; <= 16 B/decision; loading v2 planes into
+torch >= 250k decisions/s. Figures are medians of ``--runs`` runs after a warm-up.
+
+``bytes_per_decision_*``: the layouts considered (docs/data.md, "Why hand rows"): the stored hand
+rows, the same without the ``seats`` column, one row per decision (game, seat, action) beside a
+hand table, and the v2 planes themselves compressed (zstd, bit-packed and not) on a sample.
+
+    python benchmarks/bench_data.py [--json] [--hands N] [--workers W] [--runs R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from report import print_figures
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _median_rate(work, count, runs: int) -> float:
+    rates = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        n = work()
+        rates.append((count if n is None else n) / (time.perf_counter() - t))
+    return statistics.median(rates)
+
+
+def collection(folder: Path, hands: int, workers: int, runs: int) -> dict:
+    """Decisions per minute collected (written) and played without writing, in alternate runs."""
+    from tqdm import tqdm
+
+    from fzmj.agents.evaluate.play import Setup, distinct_agents, play_all
+    from fzmj.data import collect
+    from fzmj_env.rules import load_rules
+    from fzmj_env.seeding import agent_key
+
+    def written(i=[0]):  # noqa: B006 - a fresh folder per run
+        i[0] += 1
+        m = collect(
+            folder / f"c{i[0]}", ["heuristic"], hands, seed=1, workers=workers, progress=False, log=lambda *_: 0
+        )
+        return m["counts"]["decisions"]
+
+    def played():
+        slot_agent, objs, _, specs = distinct_agents(["heuristic"])
+        setup = Setup(slot_agent, objs, load_rules("fuzhou-lianzhong"), 1, 512, -(-hands // 4), False, agent_key(1))
+        _, decisions, _ = play_all(setup, specs, workers, None, None, tqdm(disable=True), [None])
+        return int(decisions.sum())
+
+    written(), played()  # warm-up: kernels loaded in this process
+    w, p = [], []
+    for _ in range(runs):  # alternate, so a change in the machine's load falls on both
+        w.append(_median_rate(written, None, 1))
+        p.append(_median_rate(played, None, 1))
+    return {
+        "collect_decisions_per_min": 60 * statistics.median(w),
+        "play_decisions_per_min": 60 * statistics.median(p),
+        "write_overhead": statistics.median(p) / statistics.median(w) - 1,
+    }
+
+
+def layouts(folder: Path) -> dict:
+    """Bytes per recorded decision of each layout considered, on the dataset in ``folder``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from fzmj.data import open_dataset
+    from fzmj.data.shards import concat_hands, read_row_group
+
+    d = open_dataset(folder)
+    n = d.num_decisions
+    stored = d.manifest["counts"]["bytes"]
+    hands = concat_hands([read_row_group(p, g) for p, g, _ in d.groups])
+
+    def size(table) -> int:
+        sink = io.BytesIO()
+        pq.write_table(table, sink, compression="zstd")
+        return len(sink.getvalue())
+
+    full = pq.read_table([p for p, _, _ in d.groups][0]).schema.names
+    no_seats = sum(
+        size(pq.read_table(folder / s["file"], columns=[c for c in full if c != "seats"])) for s in d.manifest["shards"]
+    )
+    game = np.repeat(hands["game"], hands["decisions"])
+    per_decision = size(pa.table({"game": game, "seat": hands["seats"], "action": hands["actions"]}))
+    hand_cols = ("game", "wall", "rotation", "hand", "wall_seed", "winner", "value")
+    hand_table = size(pa.table({**{k: hands[k] for k in hand_cols}, "points": list(hands["points"])}))
+    sample = d.group(0)["obs"]
+    raw = sample.tobytes()
+    planes = len(pa.compress(raw, "zstd")) / len(sample)
+    packed = len(pa.compress(np.packbits(sample.reshape(len(sample), -1) != 0, axis=1).tobytes(), "zstd")) / len(sample)
+    return {
+        "bytes_per_decision": stored / n,
+        "bytes_per_decision_without_seats": no_seats / n,
+        "bytes_per_decision_decision_rows": (per_decision + hand_table) / n,
+        "bytes_per_decision_v2_planes_zstd": planes,
+        "bytes_per_decision_v2_planes_bits_zstd": packed,
+        "bytes_per_decision_v2_planes_raw": sample[0].nbytes,
+        "decisions_per_hand": n / d.num_hands,
+    }
+
+
+def loading(folder: Path, runs: int, workers: int) -> dict:
+    """Recorded decisions per second into torch batches (v2, v2 with workers, v3, hand features)."""
+    from fzmj.data import open_dataset
+
+    d = open_dataset(folder)
+
+    def load(**kw):
+        return lambda: sum(len(b["action"]) for b in d.batches(4096, torch=True, **kw))
+
+    load()()  # warm-up
+    hf_sample = lambda: len(d.group(0, _hf_options())["action"])  # noqa: E731
+    return {
+        "load_decisions_per_s": _median_rate(load(), None, runs),
+        "load_decisions_per_s_workers": _median_rate(load(workers=workers), None, runs),
+        "load_v3_decisions_per_s": _median_rate(load(obs="v3"), None, runs),
+        "load_hand_features_decisions_per_s": _median_rate(hf_sample, None, runs),
+    }
+
+
+def _hf_options():
+    from fzmj.data.loader import ReadOptions
+
+    return ReadOptions(hand_features=True, threads=min(2, os.cpu_count() or 1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--hands", type=int, default=40_000, help="hands per collection run (default 40,000)")
+    ap.add_argument("--workers", type=int, default=2, help="collection and loading worker processes")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    load_before = os.getloadavg()
+    folder = Path(tempfile.mkdtemp(prefix="bench_data_"))
+    try:
+        figures = collection(folder, args.hands, args.workers, args.runs)
+        figures |= layouts(folder / "c1")
+        figures |= loading(folder / "c1", args.runs, args.workers)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    figures |= {
+        "hands": args.hands,
+        "workers": args.workers,
+        "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",
+        "load_average_before": round(load_before[0], 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+    }
+    print_figures(figures, args.json)
+
+
+if __name__ == "__main__":
+    main()
