@@ -51,8 +51,7 @@ class Dataset:
         self.groups: list[tuple[Path, int, int]] = []
         for s in m["shards"]:
             self.groups += _check_shard(self.folder, s, verify)
-        self.num_decisions = int(m["counts"]["recorded_decisions"])
-        self.num_hands = int(m["counts"]["hands"])
+        self.num_decisions, self.num_hands = _counts(self.folder, m)
 
     def __len__(self) -> int:
         return self.num_decisions
@@ -132,6 +131,16 @@ def _rules_of(folder: Path, m: dict) -> Rules:
     if rules_digest(m["rules_data"]) != m.get("rules_digest"):
         raise DatasetError(f"{folder}: its preset does not match its rules_digest (edited?)")
     return rules
+
+
+def _counts(folder: Path, m: dict) -> tuple[int, int]:
+    """(recorded decisions, hands) the manifest claims, which must be the sums over its shards."""
+    counts = m.get("counts") or {}
+    for key in ("recorded_decisions", "hands"):
+        listed = sum(int(s.get(key, 0)) for s in m["shards"])
+        if counts.get(key) != listed:
+            raise DatasetError(f"{folder}: the manifest claims {counts.get(key)!r} {key}, its shards hold {listed:,}")
+    return int(counts["recorded_decisions"]), int(counts["hands"])
 
 
 def _check_shard(folder: Path, s: dict, verify: bool) -> list[tuple[Path, int, int]]:
