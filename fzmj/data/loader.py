@@ -193,19 +193,32 @@ def _mixed(parts: Iterator[dict], batch_size: int, buffer_groups: int, rng, drop
 
 
 def _emit(carry, pending: list[dict], batch_size: int, rng):
-    """Yield the full batches of ``carry`` + ``pending``; return the rest."""
+    """Yield the full batches of ``carry`` + ``pending``; return the rest. Each row is copied once,
+    from its part straight into its batch (a batch's rows are drawn at random, then taken part by
+    part in order: the order within a batch carries no information)."""
     parts = ([carry] if carry is not None else []) + pending
     if not parts:
         return carry
-    rows = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    n = len(rows["action"])
-    perm = rng.permutation(n) if rng is not None else None
+    offsets = np.cumsum([0] + [len(p["action"]) for p in parts])
+    n = int(offsets[-1])
+    perm = rng.permutation(n) if rng is not None else np.arange(n)
     whole = n - n % batch_size
     for i in range(0, whole, batch_size):
-        idx = perm[i : i + batch_size] if perm is not None else slice(i, i + batch_size)
-        yield {k: v[idx] for k, v in rows.items()}
-    rest = perm[whole:] if perm is not None else slice(whole, n)
-    return {k: v[rest] for k, v in rows.items()}
+        yield _gather(parts, offsets, np.sort(perm[i : i + batch_size]))
+    return _gather(parts, offsets, np.sort(perm[whole:]))
+
+
+def _gather(parts: list[dict], offsets: np.ndarray, idx: np.ndarray) -> dict:
+    """The rows ``idx`` (ascending, numbered across ``parts``) as one batch."""
+    out = {k: np.empty((len(idx), *v.shape[1:]), v.dtype) for k, v in parts[0].items()}
+    cuts = np.searchsorted(idx, offsets)
+    for p, part in enumerate(parts):
+        lo, hi = cuts[p], cuts[p + 1]
+        if hi > lo:
+            local = idx[lo:hi] - offsets[p]
+            for k, v in part.items():
+                np.take(v, local, axis=0, out=out[k][lo:hi])
+    return out
 
 
 def _to_torch(batch: dict) -> dict:
