@@ -122,24 +122,18 @@ def loading(folder: Path, runs: int, workers: int) -> dict:
     from fzmj.data import open_dataset
 
     d = open_dataset(folder)
+    threads = min(2, os.cpu_count() or 1)  # the hand features' Numba threads
 
     def load(**kw):
         return lambda: sum(len(b["action"]) for b in d.batches(4096, torch=True, **kw))
 
     load()()  # warm-up
-    hf_sample = lambda: len(d.group(0, _hf_options())["action"])  # noqa: E731
     return {
         "load_decisions_per_s": _median_rate(load(), None, runs),
         "load_decisions_per_s_workers": _median_rate(load(workers=workers), None, runs),
         "load_v3_decisions_per_s": _median_rate(load(obs="v3"), None, runs),
-        "load_hand_features_decisions_per_s": _median_rate(hf_sample, None, runs),
+        "load_hand_features_decisions_per_s": _median_rate(load(hand_features=True, threads=threads), None, runs),
     }
-
-
-def _hf_options():
-    from fzmj.data.loader import ReadOptions
-
-    return ReadOptions(hand_features=True, threads=min(2, os.cpu_count() or 1))
 
 
 def main() -> None:

@@ -115,3 +115,16 @@ def test_batches_shuffle_across_groups_and_cover_every_decision(tmp_path):
     assert all(np.array_equal(a["obs"], b["obs"]) for a, b in zip(mixed, again, strict=True))
     torch_batch = next(d.batches(32, torch=True, only_choices=True))
     assert torch_batch["obs"].dtype.is_floating_point is False and (torch_batch["mask"].sum(1) > 1).all()
+
+
+def test_the_acting_agents_distribution_where_it_has_one(tmp_path):
+    """``pretrained`` has one (recomputed from the rebuilt observation: its argmax is the action it
+    played), ``heuristic`` has none (zeros, ``has_probs`` false)."""
+    collect(tmp_path / "d", ["pretrained", "heuristic"], 16, seed=1, batch=16, slots=[0, 1], progress=False, log=quiet)
+    got = open_dataset(tmp_path / "d").decisions(distribution=True)
+    has = got["has_probs"]
+    assert has.any() and (~has).any() and np.array_equal(has, got["slot"] == 0)
+    probs = got["probs"][has]
+    assert np.allclose(probs.sum(1), 1, atol=1e-5) and (probs[got["mask"][has] == 0] == 0).all()
+    assert np.array_equal(probs.argmax(1), got["action"][has])
+    assert not got["probs"][~has].any()

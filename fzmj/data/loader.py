@@ -34,6 +34,7 @@ class ReadOptions:
     privileged: bool = False
     only_choices: bool = False  # drop forced decisions (one legal action), as the warm start does
     threads: int = 1  # Numba threads of the hand features
+    distribution: bool = False  # each acting agent's action distribution, recomputed (see _with_distribution)
 
 
 class Dataset:
@@ -48,6 +49,7 @@ class Dataset:
             raise DatasetError(f"{self.folder}: unfinished (run the command that collected it again to finish it)")
         self.rules = _rules_of(self.folder, m)
         self.slots = tuple(m["slots_recorded"])
+        self.agents = tuple(m["agents"])  # the spec of each slot's agent
         self.groups: list[tuple[Path, int, int]] = []
         for s in m["shards"]:
             self.groups += _check_shard(self.folder, s, verify)
@@ -66,7 +68,7 @@ class Dataset:
 
     def group(self, i: int, options: ReadOptions = ReadOptions()) -> dict:  # noqa: B008 - frozen
         """The recorded decisions of row group ``i``, replayed (``replay.replay_hands``)."""
-        return _read_group(self.groups[i], self.rules, self.slots, options)
+        return _read_group(self.groups[i], self.rules, self.slots, options, self.agents)
 
     def batches(
         self,
@@ -76,6 +78,7 @@ class Dataset:
         hand_features: bool = False,
         privileged: bool = False,
         only_choices: bool = False,
+        distribution: bool = False,
         shuffle: bool = True,
         seed: int = 0,
         epoch: int = 0,
@@ -88,13 +91,15 @@ class Dataset:
         """Batches of ``batch_size`` decisions: dicts of arrays (``torch``: tensors) with ``obs``,
         ``mask``, ``action``, ``ret``, ``seat``, ``slot``, ``step``, ``game``, ``wall``, ``hand``,
         ``points`` and, with ``privileged``, ``privileged_oracle`` (the hidden state; keep it out of
-        a policy's input). ``workers`` > 0 replays row groups in that many processes (same batches).
+        a policy's input); with ``distribution``, ``probs`` (N, 62) float32 and ``has_probs``: the
+        action distribution of each acting agent that has one (``action_probs``: ``ppo:``,
+        ``pretrained``), recomputed from the rebuilt observation (zeros for the others). ``workers`` > 0 replays row groups in that many processes (same batches).
         Memory: about ``buffer_groups`` row groups of decisions (~13k each) at a time."""
         if obs not in OBS_VERSIONS:
             raise ValueError(f"obs must be one of {OBS_VERSIONS}, got {obs!r}")
         if batch_size < 1 or buffer_groups < 1 or workers < 0:
             raise ValueError("batch_size and buffer_groups must be >= 1, workers >= 0")
-        options = ReadOptions(obs, hand_features, privileged, only_choices, threads)
+        options = ReadOptions(obs, hand_features, privileged, only_choices, threads, distribution)
         rng = np.random.default_rng([seed, epoch])
         order = rng.permutation(len(self.groups)) if shuffle else np.arange(len(self.groups))
         parts = self._replayed(order, options, workers)
@@ -102,7 +107,7 @@ class Dataset:
             yield _to_torch(batch) if torch else batch
 
     def _replayed(self, order, options: ReadOptions, workers: int) -> Iterator[dict]:
-        jobs = [(self.groups[i], self.rules, self.slots, options) for i in order]
+        jobs = [(self.groups[i], self.rules, self.slots, options, self.agents) for i in order]
         if workers == 0:
             for job in jobs:
                 yield _read_group(*job)
@@ -159,18 +164,49 @@ def _check_shard(folder: Path, s: dict, verify: bool) -> list[tuple[Path, int, i
     return [(path, g, n) for g, n in enumerate(sizes)]
 
 
-def _read_group(group: tuple[Path, int, int], rules: Rules, slots, options: ReadOptions) -> dict:
+def _read_group(group: tuple[Path, int, int], rules: Rules, slots, options: ReadOptions, agents=()) -> dict:
     path, g, _ = group
     hands = read_row_group(path, g)
     out = replay_hands(hands, rules, options.obs, slots, options.privileged, where=f"{path} row group {g}")
     if options.only_choices:
         keep = out["mask"].sum(1) > 1
         out = {k: v[keep] for k, v in out.items()}
+    if options.distribution:
+        _with_distribution(out, agents)
     if options.hand_features:
         from fzmj_env.features import with_hand_features
 
         out["obs"] = with_hand_features(out["obs"], options.threads)
     return out
+
+
+_AGENTS: dict = {}  # spec -> agent, made once per process
+
+
+def _with_distribution(out: dict, agents) -> None:
+    """``probs`` of each row whose slot's agent has ``action_probs``: not stored on disk, recomputed
+    here from the observation the replay rebuilt (the one the agent saw) and the agent's spec in
+    the manifest (a checkpoint must be where it was). A v3 agent needs ``obs="v3"``."""
+    from fzmj.agents import make_agent
+    from fzmj.agents.base import agent_obs_version
+
+    out["probs"] = np.zeros(out["mask"].shape, np.float32)
+    out["has_probs"] = np.zeros(len(out["mask"]), bool)
+    for slot in np.unique(out["slot"]):
+        spec = agents[int(slot)]
+        if spec not in _AGENTS:
+            try:
+                _AGENTS[spec] = make_agent(spec)
+            except ValueError as exc:  # AgentSpecError: a checkpoint moved away since the collection
+                raise DatasetError(f"slot {int(slot)}'s agent {spec!r}: {exc}") from None
+        agent = _AGENTS[spec]
+        if not hasattr(agent, "action_probs"):
+            continue
+        if agent_obs_version(agent) == "v3" and out["obs"].shape[1] < 100:
+            raise DatasetError(f"the distribution of {spec!r} (it reads v3) needs obs='v3'")
+        rows = np.flatnonzero(out["slot"] == slot)
+        out["probs"][rows] = agent.action_probs(out["obs"][rows], out["mask"][rows])[0]
+        out["has_probs"][rows] = True
 
 
 def _read_job(job) -> dict:
