@@ -15,7 +15,7 @@ pytest.importorskip("pyarrow")
 from fzmj.data import DatasetError, collect, open_dataset  # noqa: E402
 from fzmj.data import collector as collect_module  # noqa: E402
 from fzmj.data.cli import main  # noqa: E402
-from fzmj.data.format import file_sha256  # noqa: E402
+from fzmj.data.format import content_digest, dataset_digest, file_sha256  # noqa: E402
 from fzmj.data.shards import read_row_group, to_parquet_bytes  # noqa: E402
 from fzmj_env.rules import load_rules  # noqa: E402
 
@@ -71,14 +71,15 @@ def test_an_edited_shard(ds, capsys):
 
 
 def _forge(ds, edit) -> None:
-    """Rewrite shard 0 with ``edit`` applied to its hands, its manifest entry made to match (a forger
-    who also fixes the checksums): the replay itself must catch it."""
+    """Rewrite shard 0 with ``edit`` applied to its hands, its manifest entry and digest made to match
+    (a forger who also fixes the checksums): the replay itself must catch it."""
     shard = ds / "shard-00000.parquet"
     hands = {k: v.copy() for k, v in read_row_group(shard, 0).items()}
     edit(hands)
     shard.write_bytes(to_parquet_bytes(hands))
     m = manifest(ds)
-    m["shards"][0].update(bytes=shard.stat().st_size, sha256=file_sha256(shard))
+    m["shards"][0].update(bytes=shard.stat().st_size, sha256=file_sha256(shard), content_sha256=content_digest(hands))
+    m["digest"] = dataset_digest(m)
     save(ds, m)
 
 

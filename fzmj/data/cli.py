@@ -13,7 +13,7 @@ from fzmj_env.cli import OneLineParser, run_cli
 from fzmj_env.rules import DEFAULT_RULES
 
 from .collector import DEFAULT_BATCHES_PER_SHARD, collect
-from .format import DatasetError
+from .format import DatasetError, content_digest, dataset_digest
 
 
 def _parser() -> OneLineParser:
@@ -78,11 +78,25 @@ def _verify(args) -> int:
     from .loader import open_dataset
 
     d = open_dataset(args.folder)
+    check_contents(d)
     n = sum(len(d.group(i)["action"]) for i in range(len(d.groups)))
     if n != d.num_decisions:
         raise DatasetError(f"{args.folder}: replayed {n:,} recorded decisions, the manifest claims {d.num_decisions:,}")
     print(f"{args.folder}: {n:,} decisions replayed, every seat, action, mask and score as stored")
     return 0
+
+
+def check_contents(d) -> None:
+    """Each shard's columns hash to its ``content_sha256`` and the shards to the dataset's digest."""
+    from .shards import concat_hands, read_row_group
+
+    for s in d.manifest["shards"]:
+        path = d.folder / s["file"]
+        hands = concat_hands([read_row_group(path, g) for p, g, _ in d.groups if p == path])
+        if content_digest(hands) != s["content_sha256"]:
+            raise DatasetError(f"{path}: its content differs from the manifest's content_sha256")
+    if dataset_digest(d.manifest) != d.manifest.get("digest"):
+        raise DatasetError(f"{d.folder}: the manifest's digest {d.manifest.get('digest')!r} is not its content's")
 
 
 def main(argv=None) -> int:
