@@ -71,3 +71,17 @@ def test_a_dataset_the_run_cannot_clone_is_refused(tmp_path, dataset, capsys, ex
 
     assert re.search(match, err[0]), err
     assert not (tmp_path / "t").exists()
+
+
+def test_the_all_seeing_teacher_labels_a_dataset(dataset):
+    """``bc_teacher: oracle:defend`` with a dataset: its states, the teacher's labels (from each
+    decision's hidden state, rebuilt by the replay), the dataset's actions kept as ``played``."""
+    args = SimpleNamespace(rules="fuzhou-lianzhong", obs_version=2, reward_scale=0.02, gamma=1.0)
+    plain = dataset_demonstrations(str(dataset), 2000, SimpleNamespace(**vars(args), bc_teacher="heuristic"), False)
+    taught = dataset_demonstrations(
+        str(dataset), 2000, SimpleNamespace(**vars(args), bc_teacher="oracle:defend"), False
+    )
+    n = len(taught["action"])
+    assert np.array_equal(taught["played"], plain["action"]) and taught["oracle"] is None
+    assert taught["mask"][np.arange(n), taught["action"]].all()
+    assert (taught["action"] != taught["played"]).any()  # it steers away from what it sees is dangerous

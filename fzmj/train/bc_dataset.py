@@ -7,6 +7,10 @@ an oracle critic) and taken whole games at a time, up to ``bc_decisions``. Each 
 what the in-memory warm start gives it: the hand's points times ``reward_scale``, discounted by
 ``gamma`` once per later kept decision of the same seat in the hand (the seat's chain; a dataset
 holds one-hand games).
+
+With the all-seeing teacher as ``bc_teacher`` (``oracle:defend``, train/oracle_teacher.py), the
+dataset gives the states and the teacher the labels: the replay rebuilds each decision's hidden
+state exactly, the teacher labels it, and the dataset's action stays as ``played``.
 """
 
 from __future__ import annotations
@@ -28,13 +32,16 @@ def open_checked(folder: str, rules: str):
 def dataset_demonstrations(folder: str, decisions: int, args, oracle: bool) -> dict:
     """Up to ``decisions`` decisions with a choice of the dataset ``folder`` (whole games, in order),
     as the fields of ``bc.Demonstrations``."""
+    from .oracle_teacher import ORACLE_TEACHERS
+
     data = open_checked(folder, args.rules)
     obs = "v3" if args.obs_version == 3 else "v2"
+    relabel = getattr(args, "bc_teacher", "") in ORACLE_TEACHERS
     parts, n = [], 0
     for i in range(len(data.groups)):
         if n >= decisions:
             break
-        part = data.group(i, _options(obs, oracle))
+        part = data.group(i, _options(obs, oracle or relabel))
         parts.append(part)
         n += len(part["action"])
     if not parts or n == 0:
@@ -42,16 +49,24 @@ def dataset_demonstrations(folder: str, decisions: int, args, oracle: bool) -> d
     rows = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     rows = _whole_games(rows, decisions)
     ret = _returns(rows, args.reward_scale, args.gamma)
+    labels = _oracle_labels(args.bc_teacher, rows) if relabel else rows["action"]
     return dict(
         obs=torch.from_numpy(rows["obs"]),
         mask=torch.from_numpy(rows["mask"]),
-        action=torch.from_numpy(rows["action"]),
+        action=torch.from_numpy(labels),
         ret=torch.from_numpy(ret),
         table=rows["game"].astype(np.int64),  # the hold-out takes whole games
         seat=rows["seat"].astype(np.int64),
         played=torch.from_numpy(rows["action"]),
         oracle=torch.from_numpy(rows["privileged_oracle"]) if oracle else None,
     )
+
+
+def _oracle_labels(spec: str, rows: dict) -> np.ndarray:
+    """The all-seeing teacher's actions on the dataset's decisions (their hidden state replayed)."""
+    from .oracle_teacher import make_teacher
+
+    return np.asarray(make_teacher(spec).act(rows["obs"], rows["mask"], rows["privileged_oracle"]), np.int64)
 
 
 def _options(obs: str, oracle: bool):
