@@ -4,7 +4,9 @@ with what else runs on it: the load averages before and after are printed beside
 
 Targets (issue 55): collecting with ``heuristic`` at every seat >= 10 M decisions/min on 2 cores,
 written; writing <= 20% over the same play without it; <= 16 B/decision; loading v2 planes into
-torch >= 250k decisions/s. Figures are medians of ``--runs`` runs after a warm-up.
+torch >= 250k decisions/s. Figures are medians of ``--runs`` runs after a warm-up. The write
+overhead compares CPU seconds (this process and its workers), which other jobs on a shared
+machine disturb far less than the wall clock (``write_overhead_wall`` beside it).
 
 ``bytes_per_decision_*``: the layouts considered (docs/data.md, "Why hand rows"): the stored hand
 rows, the same without the ``seats`` column, one row per decision (game, seat, action) beside a
@@ -19,6 +21,7 @@ import argparse
 import io
 import os
 import platform
+import resource
 import shutil
 import statistics
 import sys
@@ -33,6 +36,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and its reaped children (the worker processes)."""
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
 def _median_rate(work, count, runs: int) -> float:
     rates = []
     for _ in range(runs):
@@ -40,6 +50,13 @@ def _median_rate(work, count, runs: int) -> float:
         n = work()
         rates.append((count if n is None else n) / (time.perf_counter() - t))
     return statistics.median(rates)
+
+
+def _rates(work) -> tuple[float, float]:
+    """(decisions per wall second, decisions per CPU second) of one run of ``work``."""
+    t, c = time.perf_counter(), _cpu_s()
+    n = work()
+    return n / (time.perf_counter() - t), n / (_cpu_s() - c)
 
 
 def collection(folder: Path, hands: int, workers: int, runs: int) -> dict:
@@ -67,12 +84,17 @@ def collection(folder: Path, hands: int, workers: int, runs: int) -> dict:
     written(), played()  # warm-up: kernels loaded in this process
     w, p = [], []
     for _ in range(runs):  # alternate, so a change in the machine's load falls on both
-        w.append(_median_rate(written, None, 1))
-        p.append(_median_rate(played, None, 1))
+        w.append(_rates(written))
+        p.append(_rates(played))
+    med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
     return {
-        "collect_decisions_per_min": 60 * statistics.median(w),
-        "play_decisions_per_min": 60 * statistics.median(p),
-        "write_overhead": statistics.median(p) / statistics.median(w) - 1,
+        "collect_decisions_per_min": 60 * med(w, 0),
+        "play_decisions_per_min": 60 * med(p, 0),
+        "collect_decisions_per_cpu_min": 60 * med(w, 1),
+        "play_decisions_per_cpu_min": 60 * med(p, 1),
+        # CPU time, not wall time: on a shared machine the wall clock measures the other jobs too
+        "write_overhead": med(p, 1) / med(w, 1) - 1,
+        "write_overhead_wall": med(p, 0) / med(w, 0) - 1,
     }
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fzmj.agents.evaluate.play import Setup, distinct_agents, play_all
+from fzmj.agents.evaluate.play import Setup, distinct_agents, obs_layouts, play_all
 from fzmj.agents.evaluate.run import DEFAULT_BATCH, close_made
 from fzmj_env._version import __version__
 from fzmj_env.checks import MAX_TABLES, check_int, check_seed
@@ -199,7 +199,7 @@ def collect(
     except ValueError as exc:
         raise DatasetError(f"rules: {exc}") from None
     slot_agent, objs, names, specs = distinct_agents(agents)
-    layouts = [getattr(o, "obs_version", "v2") for o in objs]
+    layouts = obs_layouts(objs)  # what each agent reads (an exec bot says so in its hello)
     walls = -(-hands // 4)
     folder = Path(out)
     manifest = _new_manifest(
