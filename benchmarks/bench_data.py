@@ -43,15 +43,6 @@ def _cpu_s() -> float:
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
-def _median_rate(work, count, runs: int) -> float:
-    rates = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        n = work()
-        rates.append((count if n is None else n) / (time.perf_counter() - t))
-    return statistics.median(rates)
-
-
 def _rates(work) -> tuple[float, float]:
     """(decisions per wall second, decisions per CPU second) of one run of ``work``."""
     t, c = time.perf_counter(), _cpu_s()
@@ -150,12 +141,17 @@ def loading(folder: Path, runs: int, workers: int) -> dict:
         return lambda: sum(len(b["action"]) for b in d.batches(4096, torch=True, **kw))
 
     load()()  # warm-up
-    return {
-        "load_decisions_per_s": _median_rate(load(), None, runs),
-        "load_decisions_per_s_workers": _median_rate(load(workers=workers), None, runs),
-        "load_v3_decisions_per_s": _median_rate(load(obs="v3"), None, runs),
-        "load_hand_features_decisions_per_s": _median_rate(load(hand_features=True, threads=threads), None, runs),
-    }
+    figures = {}
+    for name, kw in (
+        ("load_decisions_per_s", {}),
+        ("load_decisions_per_s_workers", {"workers": workers}),
+        ("load_v3_decisions_per_s", {"obs": "v3"}),
+        ("load_hand_features_decisions_per_s", {"hand_features": True, "threads": threads}),
+    ):
+        runs_ = [_rates(load(**kw)) for _ in range(runs)]
+        figures[name] = statistics.median(r[0] for r in runs_)
+        figures[name.replace("_per_s", "_per_cpu_s")] = statistics.median(r[1] for r in runs_)
+    return figures
 
 
 def main() -> None:
