@@ -39,7 +39,7 @@ from .format import (
 )
 from .shards import concat_hands, hands_of_batch, to_parquet_bytes
 
-DEFAULT_BATCHES_PER_SHARD = 8  # 8 x 128 walls = 4096 hands, ~100k decisions, ~200 kB
+DEFAULT_BATCHES_PER_SHARD = 8  # 8 x 128 walls = 4096 hands, ~100k decisions, ~120 kB
 # for the estimate printed up front (docs/data.md: measured with heuristic self-play)
 EST_DECISIONS_PER_HAND = 25
 EST_BYTES_PER_DECISION = 2.0
