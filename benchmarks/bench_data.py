@@ -154,6 +154,24 @@ def loading(folder: Path, runs: int, workers: int) -> dict:
     return figures
 
 
+_PEAK = """
+import resource, sys
+from fzmj.data import open_dataset
+n = sum(len(b["action"]) for b in open_dataset(sys.argv[1]).batches(4096, torch=True))
+print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def load_memory(folder: Path) -> dict:
+    """Peak resident memory of a fresh process that loads the whole dataset once (v2, torch, the
+    default buffer): what loading holds, whatever the dataset's size."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _PEAK, str(folder)], capture_output=True, text=True, check=True)
+    n, kb = out.stdout.split()
+    return {"load_peak_rss_mb": int(kb) / 1024, "load_peak_rss_decisions": int(n)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
@@ -167,6 +185,7 @@ def main() -> None:
         figures = collection(folder, args.hands, args.workers, args.runs)
         figures |= layouts(folder / "c1")
         figures |= loading(folder / "c1", args.runs, args.workers)
+        figures |= load_memory(folder / "c1")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     figures |= {
