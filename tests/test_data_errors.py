@@ -177,6 +177,7 @@ def test_a_disk_too_small_is_refused_before_play(tmp_path, monkeypatch):
     monkeypatch.setattr(collect_module.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(1, 1, 10))
     with pytest.raises(DatasetError, match="MB needed"):
         collect(tmp_path / "d", ["heuristic"], 4000, progress=False, log=lambda *_: 0)
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_folder_of_other_settings_is_not_resumed(made, capsys):

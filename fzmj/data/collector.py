@@ -209,10 +209,10 @@ def collect(
     if manifest["complete"]:
         log(f"{folder}: already complete ({manifest['counts']['recorded_decisions']:,} decisions)")
         return manifest
+    _announce(folder, manifest, hands, slots, log)  # before the folder is made: a refusal leaves nothing
     folder.mkdir(parents=True, exist_ok=True)
     for stray in folder.glob("*.tmp"):  # a shard a killed run was writing
         stray.unlink()
-    _announce(folder, manifest, hands, slots, log)
     n_batches = -(-walls // (batch // 4))
     first = len(manifest["shards"]) * batches_per_shard
     writer = ShardWriter(folder, manifest, n_batches)
@@ -239,7 +239,8 @@ def collect(
 def _announce(folder: Path, manifest: dict, hands: int, slots: list[int], log) -> None:
     """The size expected, before any play; refused when the disk cannot hold it."""
     decisions, size = estimate(hands, slots)
-    free = shutil.disk_usage(folder).free
+    existing = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    free = shutil.disk_usage(existing).free
     log(
         f"fzmj-data: {hands:,} hands of {' / '.join(manifest['agents'])} on {manifest['preset']}: about "
         f"{decisions:,} decisions recorded, about {size / 1e6:.1f} MB on disk ({free / 1e9:.1f} GB free)"
