@@ -154,11 +154,13 @@ def loading(folder: Path, runs: int, workers: int) -> dict:
     return figures
 
 
+# VmHWM, not ru_maxrss: a child's ru_maxrss keeps the parent's peak from before the exec
 _PEAK = """
-import resource, sys
+import sys
 from fzmj.data import open_dataset
 n = sum(len(b["action"]) for b in open_dataset(sys.argv[1]).batches(4096, torch=True))
-print(n, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+kb = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(n, kb)
 """
 
 
