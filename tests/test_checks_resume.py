@@ -79,6 +79,7 @@ def test_a_sound_checkpoint_resumes_in_its_own_folder(tmp_path):
         ("league_dir", "LEAGUE"),
         ("pool_paths", ["/tmp/a.pt"]),
         ("bc_checkpoint", "/tmp/bc.pt"),
+        ("bc_dataset", "/tmp/some-dataset"),
         ("rules", "/tmp/rules.yaml"),
     ],
 )

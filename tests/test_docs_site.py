@@ -50,13 +50,15 @@ def site(tmp_path_factory):
 
 
 def test_the_site_builds_strict_with_every_page_and_api_object(site):
-    for page in ("index", "install", "quickstart", "contributing", "results", "results_log", "rules", "presets"):
+    pages = ("index", "install", "quickstart", "contributing", "results", "results_log", "rules", "presets", "data")
+    for page in pages:
         assert (site / f"{page}.html").is_file(), page
     api = (site / "api" / "fzmj_env.html").read_text(encoding="utf-8")
     for name in ("fzmj_env.VectorEnv", "fzmj_env.Game", "fzmj_env.is_win", "fzmj_env.env"):
         assert f'id="{name}"' in api, name
     assert 'id="fzmj.agents.make_agent"' in (site / "api" / "agents.html").read_text(encoding="utf-8")
     assert 'id="fzmj.train.args.Args"' in (site / "api" / "train.html").read_text(encoding="utf-8")
+    assert 'id="fzmj.data.loader.Dataset"' in (site / "api" / "data.html").read_text(encoding="utf-8")
     assert (site / "search" / "search_index.json").is_file()
     assert not (site / "hooks").exists()  # the build's hook is not a page
 

@@ -20,6 +20,7 @@ LAYERS = [
     ("fzmj_env.core",),  # the Numba rules engine
     ("fzmj_env",),  # features, encoder, envs, records, rules files
     ("fzmj", "fzmj.agents"),  # the namespace package itself, then agents and evaluation
+    ("fzmj.data",),  # datasets of recorded play: collected through the evaluator, read by the trainer
     ("fzmj.train",),
     ("fzmj.integrations", "fzmj.web"),  # adapters and pages take agent specs
 ]

@@ -338,20 +338,14 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     demos = stats = None
     for rnd in range(1 + args.bc_dagger_rounds):
         t_round = time.perf_counter()
-        more = collect_demonstrations(
-            args.bc_teacher,
-            args.bc_decisions,
-            num_tables=args.num_tables,
-            seed=(args.seed * 7919 + 17 + 104_729 * rnd) % 2**63,
-            rules=args.rules,
-            hands_per_game=args.hands_per_game,
-            reward_scale=args.reward_scale,
-            gamma=args.gamma,
-            obs_version=args.obs_version,
-            oracle=agent.oracle_critic,
-            actor=PolicyActor(agent) if rnd else None,  # DAgger: the clone's own states, the teacher's labels
-            prefix="bc" if rnd == 0 else f"bc dagger {rnd}",
-        )
+        if rnd == 0 and args.bc_dataset:  # a recorded dataset instead of the teacher's games (train/bc_dataset.py)
+            from .bc_dataset import dataset_demonstrations
+
+            more = Demonstrations(
+                **dataset_demonstrations(args.bc_dataset, args.bc_decisions, args, agent.oracle_critic)
+            )
+        else:
+            more = _collect_round(agent, args, rnd)
         if agent.hand_features:
             add_hand_features(more)
         demos = more if demos is None else join_demonstrations(demos, more)
@@ -371,13 +365,32 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
                 flush=True,
             )
     save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
+    source = f"the dataset {args.bc_dataset}" if args.bc_dataset else repr(args.bc_teacher)
     line = (
-        f"bc: {len(demos):,} decisions of {args.bc_teacher!r} ({stats['collect_seconds']:.0f}s), accuracy "
+        f"bc: {len(demos):,} decisions of {source} ({stats['collect_seconds']:.0f}s), accuracy "
         f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
     )
     line += _check_clone(args, path, stats, writer)
     print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
     return stats
+
+
+def _collect_round(agent: ActorCritic, args, rnd: int) -> Demonstrations:
+    """Round ``rnd``'s demonstrations: the teacher's games (round 0) or the clone's, labelled (DAgger)."""
+    return collect_demonstrations(
+        args.bc_teacher,
+        args.bc_decisions,
+        num_tables=args.num_tables,
+        seed=(args.seed * 7919 + 17 + 104_729 * rnd) % 2**63,
+        rules=args.rules,
+        hands_per_game=args.hands_per_game,
+        reward_scale=args.reward_scale,
+        gamma=args.gamma,
+        obs_version=args.obs_version,
+        oracle=agent.oracle_critic,
+        actor=PolicyActor(agent) if rnd else None,  # DAgger: the clone's own states, the teacher's labels
+        prefix="bc" if rnd == 0 else f"bc dagger {rnd}",
+    )
 
 
 def _check_clone(args, path, stats: dict, writer) -> str:

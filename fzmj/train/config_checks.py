@@ -80,6 +80,7 @@ COMMAND_LINE_ONLY = (
     "bc_teacher",
     "distill_teacher",
     "bc_checkpoint",
+    "bc_dataset",
     "pool_paths",
     "league_dir",
     "rules",
@@ -109,6 +110,15 @@ def check_args(args) -> None:
     for i, path in enumerate(args.pool_paths):
         if not Path(path).is_file():
             raise ConfigError(f"pool_paths[{i}]: no such checkpoint {path!r}")
+    if args.bc_dataset:  # a dataset of another preset, or damaged, fails now, not after the run started
+        from fzmj.data import DatasetError
+
+        from .bc_dataset import open_checked
+
+        try:
+            open_checked(args.bc_dataset, args.rules)
+        except DatasetError as e:
+            raise ConfigError(f"bc_dataset: {e}") from None
     if args.league_dir:  # a league folder of other rules fails now, not at the first evaluation
         from fzmj.agents.league import check_league
 
@@ -177,6 +187,10 @@ def dependency_problems(args) -> list[str]:
                 "expected a share of the run > 0 (the oracle must fade out); 0 (never read) is for a run that "
                 "goes on from a guided bc_checkpoint whose oracle has already faded",
             )
+        )
+    if args.bc_dataset and args.bc_decisions == 0:
+        out.append(
+            _got(args, "bc_dataset", "the warm start clones bc_decisions of its decisions: needs bc_decisions > 0")
         )
     if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
         out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))

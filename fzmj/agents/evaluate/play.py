@@ -253,18 +253,20 @@ def default_start_method() -> str:
 
 
 def play_all(
-    setup: Setup, specs: list, workers: int, start_method, keeper, bar, faults: list
+    setup: Setup, specs: list, workers: int, start_method, keeper, bar, faults: list, first_batch: int = 0
 ) -> tuple[np.ndarray, int, np.ndarray]:
-    """Every batch of ``setup``, in this process or in ``workers`` processes (same results): the
+    """Every batch of ``setup`` from ``first_batch`` on (a resumed dataset collection skips the
+    batches it has), in this process or in ``workers`` processes (same results): the
     job results in wall order, the decisions each distinct agent took (int64 array) and, per job,
     whether a fallback played in it; exec bots' faults are added to ``faults`` (one slot per
     distinct agent)."""
     n_batches = -(-setup.walls // (setup.batch // 4))
+    batches = range(first_batch, n_batches)
     parts: list = []
     fell: list = []
     decisions = np.zeros(len(setup.agents), dtype=np.int64)
     if workers == 1:
-        for b in range(n_batches):
+        for b in batches:
             done_before = bar.n
 
             def tick(k, base=done_before):
@@ -281,7 +283,7 @@ def play_all(
     ctx = mp.get_context(start_method or default_start_method())
     pool = ctx.Pool(workers, initializer=_worker_init, initargs=(remote,))
     try:
-        for b, (res, dec, log, fb, f) in enumerate(pool.imap(_worker_play, range(n_batches))):
+        for b, (res, dec, log, fb, f) in zip(batches, pool.imap(_worker_play, batches), strict=True):
             add_faults(faults, f)
             parts.append(res)
             fell.append(fb)
