@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
+
+from fzmj_env.atomic import write_atomic
 
 FORMAT = "fzmj-dataset"
 SCHEMA_VERSION = 1
@@ -73,20 +74,6 @@ def dataset_digest(manifest: dict) -> str:
     what = {k: manifest.get(k) for k in keys}
     what["shards"] = [s["content_sha256"] for s in manifest["shards"]]
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """``path`` holds ``data`` or what it held before, never half of it (a temp file, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def write_manifest(folder: Path, manifest: dict) -> None:
