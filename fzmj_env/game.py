@@ -25,10 +25,9 @@ from .snapshot import (
     check_restorable,
     checked_snapshots,
     new_snapshots,
-    saved_logs,
-    saved_seed,
+    refusal,
+    restore_one,
     table_bytes,
-    table_records,
     tag_pickle,
     untag_pickle,
 )
@@ -126,9 +125,11 @@ class Game:
         self.hand_starts: list[dict] = []
 
     @functools.cached_property
-    def _scratch(self) -> tuple[np.ndarray, np.ndarray]:
-        """The mask and seat arrays a restore's check writes into."""
-        return np.zeros((1, NUM_ACTIONS), dtype=np.int8), np.zeros(1, dtype=np.int64)
+    def _restore_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where a restore checks a state before it is taken (``snapshot.restore_one``): a 1-table
+        record, its bytes and a mask."""
+        scratch = state.new_state(1)
+        return scratch, table_bytes(scratch), np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     @functools.cached_property
     def view(self) -> state.Table:
@@ -302,14 +303,15 @@ class Game:
         (a state of this game's own past, as in a search); a state of a longer game leaves them
         empty (its logs are not in the state)."""
         saved = checked_snapshots(saved, 1, "Game.restore_state")
-        masks, seats = self._scratch
-        check_restorable(table_records(saved), self.rules, self.hands_per_game, self.win_table, "Game", masks, seats)
-        saved = saved[0]
-        self._bytes[0] = saved[HEADER_BYTES:]
-        self._mask[:] = masks[0]  # in place: a driver's mask buffer (the AEC env's) is this same array
-        self._seat = int(seats[0])
-        self.seed = saved_seed(saved)
-        for log, n in zip((self.decisions, self.results, self.hand_starts), saved_logs(saved), strict=True):
+        scratch, scratch_bytes, scratch_mask = self._restore_scratch
+        # in place: a driver's mask buffer (the AEC env's) is this same self._mask array
+        problem, seat, seed, *logs = restore_one(saved, scratch, scratch_bytes, scratch_mask, self._bytes, self._mask,
+                                                 self.rules.params, self.hands_per_game, self.win_table)  # fmt: skip
+        if problem:
+            raise refusal(problem, 0, "Game", self.rules)
+        self._seat = seat
+        self.seed = seed
+        for log, n in zip((self.decisions, self.results, self.hand_starts), logs, strict=True):
             del log[n if n <= len(log) else 0 :]
 
     def clone(self) -> Game:
@@ -323,7 +325,7 @@ class Game:
         d["_bytes"] = self._bytes.copy()  # a copy by bytes: ~10x faster than numpy's copy of the record
         d["buf"] = d["_bytes"].view(state.STATE_DTYPE).reshape(1)
         d.pop("view", None)  # built again when first used
-        d.pop("_scratch", None)
+        d.pop("_restore_scratch", None)
         mask = memo.get(id(self._mask))  # a driver's own mask buffer (the AEC env's) stays shared with it
         d["_mask"] = self._mask.copy() if mask is None else mask
         d["decisions"] = list(self.decisions)
@@ -336,7 +338,7 @@ class Game:
         d = self.__dict__.copy()
         del d["_bytes"], d["win_table"]  # a view of buf, and the shared 4 MB table: rebuilt on load
         d.pop("view", None)
-        d.pop("_scratch", None)
+        d.pop("_restore_scratch", None)
         return tag_pickle(d)
 
     def __setstate__(self, d: dict) -> None:

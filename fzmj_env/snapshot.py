@@ -48,6 +48,7 @@ LOGS_BYTES = slice(_LOGS_AT, _LOGS_AT + 12)
 HEADER_BYTES = 48
 TABLE_BYTES = state.STATE_DTYPE.itemsize
 STATE_BYTES = HEADER_BYTES + TABLE_BYTES
+_SEED_AT = HEADER_BYTES + 4 * state.SEED_LO  # the game seed's two int32 slots in a saved state
 """Length of one saved state (``uint8``): ``Game.save_state()`` is ``(STATE_BYTES,)``,
 ``VectorEnv.save_tables(tables)`` is ``(len(tables), STATE_BYTES)``."""
 _OTHER_PRESET = len(PROBLEMS)
@@ -60,17 +61,54 @@ def check_tables(tables, params, hands_per_game, wt, masks, seats):
     """Check each of ``tables`` (an array of table records); ``masks[i]`` and ``seats[i]`` get its
     acting seat's legal actions and seat. Returns ``(-1, 0)``, or the first bad one and why."""
     for i in range(tables.shape[0]):
-        m = tables[i].m
-        for j in range(params.shape[0]):
-            if m[state.R_RESERVE_BASE + j] != params[j]:
-                return i, _OTHER_PRESET
-        if m[state.HANDS_PER_GAME] != hands_per_game:
-            return i, _OTHER_HANDS
-        problem, seat = check_and_mask(tables, i, wt, masks[i])
+        problem, seat = _table_refusal(tables, i, params, hands_per_game, wt, masks[i])
         if problem != 0:
             return i, problem
         seats[i] = seat
     return -1, 0
+
+
+@njit(cache=True, inline="always")
+def _table_refusal(tables, i, params, hands_per_game, wt, mask):
+    """``(0, acting seat)`` if table ``i`` of ``tables`` may be restored (its mask into ``mask``),
+    else ``(why, -1)``: another preset or ``hands_per_game``, or ``check_and_mask``'s problem."""
+    m = tables[i].m
+    for j in range(params.shape[0]):
+        if m[state.R_RESERVE_BASE + j] != params[j]:
+            return _OTHER_PRESET, -1
+    if m[state.HANDS_PER_GAME] != hands_per_game:
+        return _OTHER_HANDS, -1
+    return check_and_mask(tables, i, wt, mask)
+
+
+@njit(cache=True)
+def restore_one(saved, scratch, scratch_bytes, scratch_mask, dst_bytes, dst_mask, params, hands_per_game, wt):
+    """One call for one table's restore (a ``Game``'s; Numba's call costs less than numpy's steps):
+    the record of ``saved`` (``(1, STATE_BYTES)``, its format tag already checked) is copied into
+    ``scratch`` (a 1-table record array, ``scratch_bytes`` its bytes) and checked there as
+    ``check_tables`` checks; only if it passes do its bytes go into ``dst_bytes[0]`` and its acting
+    seat's mask into ``dst_mask``. Returns ``(problem, seat, seed, logs0, logs1, logs2)``: problem 0
+    (with the 64-bit game seed and the ``Game``'s log lengths in ``saved``), or why it is refused
+    (nothing written)."""
+    scratch_bytes[0, :] = saved[0, HEADER_BYTES:]
+    problem, seat = _table_refusal(scratch, 0, params, hands_per_game, wt, scratch_mask)
+    if problem != 0:
+        return problem, seat, np.uint64(0), 0, 0, 0
+    dst_bytes[0, :] = scratch_bytes[0]
+    dst_mask[:] = scratch_mask
+    seed = np.uint64(0)
+    for k in range(8):
+        seed |= np.uint64(saved[0, _SEED_AT + k]) << np.uint64(8 * k)
+    return 0, seat, seed, _int32_at(saved, _LOGS_AT), _int32_at(saved, _LOGS_AT + 4), _int32_at(saved, _LOGS_AT + 8)
+
+
+@njit(cache=True, inline="always")
+def _int32_at(saved, at):
+    """The little-endian int32 at byte ``at`` of ``saved[0]``."""
+    v = 0
+    for k in range(4):
+        v |= np.int64(saved[0, at + k]) << (8 * k)
+    return v - (1 << 32) if v >= 1 << 31 else v
 
 
 def new_snapshots(n: int) -> np.ndarray:
@@ -131,6 +169,11 @@ def checked_snapshots(states, n: int | None, what: str) -> np.ndarray:
     return states
 
 
+def refusal(problem: int, i: int, what: str, rules) -> StateError:
+    """The one-line error for state ``i`` refused for ``problem`` (a ``check_tables`` code)."""
+    return StateError(f"{what}: state {int(i)} is refused: {_PROBLEMS[problem]} (rules {rules.name})")
+
+
 def check_restorable(tables: np.ndarray, rules, hands_per_game: int, wt, what: str, masks=None, seats=None):
     """Check table records before they replace a table's: ``(masks, seats)`` of their acting seats
     (into ``masks`` and ``seats`` when given), or ``StateError`` naming the first bad table and why."""
@@ -139,21 +182,8 @@ def check_restorable(tables: np.ndarray, rules, hands_per_game: int, wt, what: s
         seats = np.zeros(len(tables), dtype=np.int64)
     i, problem = check_tables(tables, rules.params, hands_per_game, wt, masks, seats)
     if problem:
-        raise StateError(f"{what}: state {int(i)} is refused: {_PROBLEMS[problem]} (rules {rules.name})")
+        raise refusal(problem, i, what, rules)
     return masks, seats
-
-
-_SEED_BYTES = slice(HEADER_BYTES + 4 * state.SEED_LO, HEADER_BYTES + 4 * state.SEED_LO + 8)  # lo, then hi
-
-
-def saved_seed(saved: np.ndarray) -> int:
-    """The 64-bit game seed of one saved state (``(STATE_BYTES,)``): its two int32 seed slots."""
-    return int.from_bytes(saved[_SEED_BYTES].tobytes(), "little")
-
-
-def saved_logs(saved: np.ndarray) -> list[int]:
-    """A ``Game``'s log lengths in one saved state (``(STATE_BYTES,)``)."""
-    return saved[LOGS_BYTES].view(np.int32).tolist()
 
 
 # ---- pickles of the envs ----------------------------------------------------------------------

@@ -16,6 +16,8 @@ pending.
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -520,7 +522,7 @@ class VectorEnv:
     def _observe_tables(self, tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Observe the listed tables again after their state was written into ``buf`` directly
         (``load_worlds``, the search benchmarks): masks, observations, seats, pending rewards."""
-        tables = np.asarray(tables).astype(np.int64)
+        tables = np.asarray(tables, dtype=np.int64)  # no copy when it is one already (read only)
         observe_tables(
             tables, self.buf, self._wt, self._mask, self._obs, self._seat,
             self.oracle, self._oracle, self._pending, self._pending_out,
@@ -550,13 +552,19 @@ class VectorEnv:
         Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
         tables, n = self._tables_in_range(tables, "restore_tables")
         saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
-        check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
+        scratch = self._one_table_scratch if n == 1 else (None, None)  # np.zeros costs more than the check
+        check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv", *scratch)
         self._bytes[tables] = saved[:, HEADER_BYTES:]
         self._games[tables] = saved[:, _GAMES].view(np.int64)[:, 0]
         self._pending[tables] = saved[:, _PENDING].view(np.float32)
         self._observe_tables(np.arange(tables.start, tables.stop) if type(tables) is slice else tables)
         self._pending_out[tables] = saved[:, _PENDING_OUT].view(np.float32)[:, 0]
         return self._ro_obs, self._ro_mask, self._ro_seat
+
+    @functools.cached_property
+    def _one_table_scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mask and seat arrays a one-table restore's check writes into."""
+        return np.zeros((1, NUM_ACTIONS), dtype=np.int8), np.zeros(1, dtype=np.int64)
 
     def _tables_in_range(self, tables, method: str) -> tuple[np.ndarray | slice, int]:
         """``(tables as an index, their count)``: one table given as an int is a slice (numpy
@@ -571,7 +579,11 @@ class VectorEnv:
         return tables.astype(np.int64, copy=False), len(tables)
 
     def __getstate__(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if not k.startswith(("_ro_", "_io", "_wt", "_bytes", "_cfg"))}
+        d = {
+            k: v
+            for k, v in self.__dict__.items()
+            if not k.startswith(("_ro_", "_io", "_wt", "_bytes", "_cfg", "_one_table"))
+        }
         return tag_pickle(d)
 
     def __setstate__(self, d: dict) -> None:

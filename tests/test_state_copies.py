@@ -320,3 +320,23 @@ def test_unpickled_impossible_table_is_refused():
     g.view.hand[1, 3] += 1  # an edit no game can reach
     with pytest.raises(StateError, match="tiles do not add up|out of range"):
         pickle.loads(pickle.dumps(g))
+
+
+def test_a_refused_game_restore_keeps_the_mask_and_seat():
+    """``Game.restore_state`` checks in a scratch table: a refused state leaves the mask untouched."""
+    g = _game_at()
+    mask, seat = g.mask.copy(), g.seat
+    with pytest.raises(StateError, match="another rule preset"):
+        g.restore_state(_edited(g.save_state(), "m", (state.R_BASE,), 99))
+    assert np.array_equal(g.mask, mask) and g.seat == seat
+
+
+def test_a_game_restore_brings_back_a_seed_above_2_63_and_the_log_lengths():
+    g = Game()
+    g.reset(seed=2**64 - 5)
+    g.step(g.legal_actions[0])
+    saved, n = g.save_state(), len(g.decisions)
+    for _ in range(3):
+        g.step(g.legal_actions[0])
+    g.restore_state(saved)
+    assert g.seed == 2**64 - 5 and type(g.seed) is int and len(g.decisions) == n
