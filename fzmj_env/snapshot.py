@@ -81,6 +81,14 @@ def _table_refusal(tables, i, params, hands_per_game, wt, mask):
     return check_and_mask(tables, i, wt, mask)
 
 
+@njit(cache=True, inline="always")
+def checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, hands_per_game, wt):
+    """The record of ``saved`` (``(1, STATE_BYTES)``) copied into ``scratch`` and checked there
+    (``_table_refusal``, the mask into ``scratch_mask``): ``(problem, seat)``."""
+    scratch_bytes[0, :] = saved[0, HEADER_BYTES:]
+    return _table_refusal(scratch, 0, params, hands_per_game, wt, scratch_mask)
+
+
 @njit(cache=True)
 def restore_one(saved, scratch, scratch_bytes, scratch_mask, dst_bytes, dst_mask, params, hands_per_game, wt):
     """One call for one table's restore (a ``Game``'s; Numba's call costs less than numpy's steps):
@@ -90,8 +98,7 @@ def restore_one(saved, scratch, scratch_bytes, scratch_mask, dst_bytes, dst_mask
     seat's mask into ``dst_mask``. Returns ``(problem, seat, seed, logs0, logs1, logs2)``: problem 0
     (with the 64-bit game seed and the ``Game``'s log lengths in ``saved``), or why it is refused
     (nothing written)."""
-    scratch_bytes[0, :] = saved[0, HEADER_BYTES:]
-    problem, seat = _table_refusal(scratch, 0, params, hands_per_game, wt, scratch_mask)
+    problem, seat = checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, hands_per_game, wt)
     if problem != 0:
         return problem, seat, np.uint64(0), 0, 0, 0
     dst_bytes[0, :] = scratch_bytes[0]

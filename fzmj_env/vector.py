@@ -46,8 +46,10 @@ from .snapshot import (
     STATE_BYTES,
     StateError,
     check_restorable,
+    checked_into_scratch,
     checked_snapshots,
     new_snapshots,
+    refusal,
     table_bytes,
     table_records,
     tag_pickle,
@@ -163,6 +165,20 @@ def _publish(t, io):
     for a in range(mask.shape[1]):
         mask_out[t, a] = mask[t, a]
     io[IO_SEAT_OUT][t] = io[IO_SEAT][t]
+
+
+@njit(cache=True)
+def _restore_table(saved, scratch, scratch_bytes, scratch_mask, params, t, dst_bytes, buf, wt, cfg, io):
+    """``restore_tables`` of one state into table ``t``: checked in a scratch table
+    (``checked_into_scratch``), and only if it passes copied in and observed (its pending rewards
+    cleared, as ``observe_tables`` does). Returns 0, or why it is refused (nothing written)."""
+    problem, _ = checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, cfg[CFG_HANDS], wt)
+    if problem != 0:
+        return problem
+    dst_bytes[t, :] = scratch_bytes[0]
+    io[IO_PENDING][t, :] = 0.0
+    _observe(buf, wt, t, cfg, io)
+    return 0
 
 
 @njit(cache=True, inline="always")
@@ -552,19 +568,27 @@ class VectorEnv:
         Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
         tables, n = self._tables_in_range(tables, "restore_tables")
         saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
-        scratch = self._one_table_scratch if n == 1 else (None, None)  # np.zeros costs more than the check
-        check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv", *scratch)
-        self._bytes[tables] = saved[:, HEADER_BYTES:]
+        if type(tables) is slice:  # one table: checked, copied and observed in one Numba call
+            scratch, scratch_bytes, scratch_mask = self._one_table_scratch
+            problem = _restore_table(saved, scratch, scratch_bytes, scratch_mask, self.rules.params, tables.start,
+                                     self._bytes, self.buf, self._wt, self._cfg, self._io)  # fmt: skip
+            if problem:
+                raise refusal(problem, 0, "VectorEnv", self.rules)
+        else:
+            check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
+            self._bytes[tables] = saved[:, HEADER_BYTES:]
+            self._pending[tables] = saved[:, _PENDING].view(np.float32)
+            self._observe_tables(tables)
         self._games[tables] = saved[:, _GAMES].view(np.int64)[:, 0]
-        self._pending[tables] = saved[:, _PENDING].view(np.float32)
-        self._observe_tables(np.arange(tables.start, tables.stop) if type(tables) is slice else tables)
         self._pending_out[tables] = saved[:, _PENDING_OUT].view(np.float32)[:, 0]
         return self._ro_obs, self._ro_mask, self._ro_seat
 
     @functools.cached_property
-    def _one_table_scratch(self) -> tuple[np.ndarray, np.ndarray]:
-        """The mask and seat arrays a one-table restore's check writes into."""
-        return np.zeros((1, NUM_ACTIONS), dtype=np.int8), np.zeros(1, dtype=np.int64)
+    def _one_table_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where a one-table restore checks a state before it is taken (``_restore_table``): a
+        1-table record, its bytes and a mask."""
+        scratch = state.new_state(1)
+        return scratch, table_bytes(scratch), np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def _tables_in_range(self, tables, method: str) -> tuple[np.ndarray | slice, int]:
         """``(tables as an index, their count)``: one table given as an int is a slice (numpy

@@ -340,3 +340,31 @@ def test_a_game_restore_brings_back_a_seed_above_2_63_and_the_log_lengths():
         g.step(g.legal_actions[0])
     g.restore_state(saved)
     assert g.seed == 2**64 - 5 and type(g.seed) is int and len(g.decisions) == n
+
+
+def _vector_outputs(v: VectorEnv) -> list[bytes]:
+    arrays = (v.buf, v._games, v._pending, v._pending_out, v._obs, v._mask, v._seat, v._mask_out, v._seat_out)
+    return [a.tobytes() for a in arrays]
+
+
+def test_one_table_restore_by_int_matches_the_general_path():
+    """``restore_tables(t, ...)`` (one Numba call) leaves the env as ``restore_tables([t], ...)``."""
+    v = VectorEnv(4, seed=1)
+    v.reset()
+    _vector_trace(v, np.random.default_rng(0), steps=25)
+    saved = [v.save_tables([t]) for t in range(4)]
+    by_int, by_list = copy.deepcopy(v), copy.deepcopy(v)
+    for t, s in zip((2, 0, 3), (saved[0], saved[1], saved[2]), strict=True):
+        by_int.restore_tables(t, s)
+        by_list.restore_tables([t], s)
+        assert _vector_outputs(by_int) == _vector_outputs(by_list)
+
+
+@pytest.mark.parametrize("field, index, value", [("wall", (3,), 41), ("m", (state.R_BASE,), 99), ("hand", (0, 5), 4)])
+def test_a_refused_one_table_restore_leaves_the_env_unchanged(field, index, value):
+    v = VectorEnv(2, seed=0)
+    v.reset()
+    before = _vector_outputs(v)
+    with pytest.raises(StateError, match="VectorEnv: state 0 is refused"):
+        v.restore_tables(1, _edited(_game_at().save_state(), field, index, value))
+    assert _vector_outputs(v) == before
