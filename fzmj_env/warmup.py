@@ -86,6 +86,7 @@ def _warm_vector(num_threads: int = 1) -> None:
         _, mask, _, _, _, _ = v.step(mask.argmax(axis=1))
     v.step_tables(np.array([0]), mask[:1].argmax(axis=1))
     v.restore_tables([1], v.save_tables([0]))
+    v.restore_tables(0, v.save_tables(1))  # one table given as an int: its own kernel
 
 
 def _warm_gym() -> None:
