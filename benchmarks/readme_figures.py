@@ -49,7 +49,15 @@ BENCH = ROOT / "benchmarks"
 BIN = Path(sys.executable).parent
 SECTIONS = ["machine", "quickstart", "tests", "speed", "strength", "libraries"]
 DEFAULT_SECTIONS = SECTIONS[:-1]  # `libraries` trains five examples (about 15 min): asked for by name
-QUICKSTART = ["--config", "ppo_default", "--set", "total_timesteps=3_000_000", "--set", "run_name=quickstart"]
+QUICKSTART = [
+    "--config",
+    "ppo_default",
+    "--set",
+    "total_timesteps=3_000_000",
+    "--set",
+    "run_name=quickstart",
+    "--deterministic",
+]
 INTEGRATION_LIBS = {  # test module -> the library it needs ([sb3], [tianshou], [rllib], [agilerl] extras)
     "tests/integrations/test_sb3.py": "sb3_contrib",
     "tests/integrations/test_tianshou.py": "tianshou",
