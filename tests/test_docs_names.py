@@ -12,6 +12,7 @@ its first part that is not a module must be a word of that module's source."""
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -47,9 +48,18 @@ def _texts():
                 yield f, doc
 
 
+NOT_TREE = {"node_modules", "site", "build", "dist"}
+
+
 def _tree_names() -> set[str]:
-    skip = {".venv", ".git", "node_modules", "site"}
-    return {p.name for p in ROOT.rglob("*") if not skip & set(p.relative_to(ROOT).parts)}
+    """The names of the repository's own files and folders: hidden folders but .ci (.git, .venv, CI's
+    .venv-rllib and the like, whose installed packages hold a build.py), builds and the site are
+    not ours."""
+    names = set()
+    for _folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d == ".ci" or not (d.startswith(".") or d in NOT_TREE)]
+        names.update(dirs, files)
+    return names
 
 
 def _file_exists(name: str, where: Path, names: set[str]) -> bool:
