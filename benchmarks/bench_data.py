@@ -21,7 +21,6 @@ import argparse
 import io
 import os
 import platform
-import resource
 import shutil
 import statistics
 import sys
@@ -30,24 +29,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from report import print_figures
+from report import cpu_seconds, print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _cpu_s() -> float:
-    """CPU seconds of this process and its reaped children (the worker processes)."""
-    a = resource.getrusage(resource.RUSAGE_SELF)
-    b = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
-
-
 def _rates(work) -> tuple[float, float]:
     """(decisions per wall second, decisions per CPU second) of one run of ``work``."""
-    t, c = time.perf_counter(), _cpu_s()
+    t, c = time.perf_counter(), cpu_seconds()
     n = work()
-    return n / (time.perf_counter() - t), n / (_cpu_s() - c)
+    return n / (time.perf_counter() - t), n / (cpu_seconds() - c)
 
 
 def collection(folder: Path, hands: int, workers: int, runs: int) -> dict:

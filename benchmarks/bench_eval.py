@@ -13,23 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from report import print_figures
+from report import cpu_seconds, print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-
-def _cpu_s() -> float:
-    """CPU seconds of this process and its reaped children (the worker processes)."""
-    a = resource.getrusage(resource.RUSAGE_SELF)
-    b = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
 
 def eval_hands_per_s(agents: list[str], hands: int, workers: int, runs: int) -> dict:
@@ -38,9 +30,9 @@ def eval_hands_per_s(agents: list[str], hands: int, workers: int, runs: int) -> 
     evaluate(agents, hands=min(hands, 512), seed=10**6, workers=workers, progress=False)  # warm-up
     rates, cpu_rates, dps = [], [], []
     for r in range(runs):
-        t, c = time.perf_counter(), _cpu_s()
+        t, c = time.perf_counter(), cpu_seconds()
         res = evaluate(agents, hands=hands, seed=r, workers=workers, progress=False)
-        dt, dc = time.perf_counter() - t, _cpu_s() - c
+        dt, dc = time.perf_counter() - t, cpu_seconds() - c
         rates.append(res["hands"] / dt)
         cpu_rates.append(res["hands"] / dc)
         dps.append(res["timing"]["decisions"] / res["hands"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 
 
 def print_figures(figures: dict, as_json: bool) -> None:
@@ -12,3 +13,10 @@ def print_figures(figures: dict, as_json: bool) -> None:
     width = max(len(k) for k in figures)
     for k, v in figures.items():
         print(f"{k:>{width}}: {v:,.2f}" if isinstance(v, float) else f"{k:>{width}}: {v}")
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its reaped children (the worker processes)."""
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
