@@ -34,14 +34,6 @@ def paired(spec: str, ref: str, hands: int, seed: int, workers: int) -> dict:
     return res["paired"]
 
 
-def pooled(rows: list[dict]) -> tuple[float, tuple[float, float], int]:
-    """``(mean, (lo, hi), hands)`` of per-seed results pooled: equal walls per seed, independent,
-    so the mean is the seeds' mean and the CI half-widths add in quadrature."""
-    mean = sum(r["mean"] for r in rows) / len(rows)
-    half = sum(((r["ci95"][1] - r["ci95"][0]) / 2) ** 2 for r in rows) ** 0.5 / len(rows)
-    return mean, (mean - half, mean + half), sum(r["hands"] for r in rows)
-
-
 def checkpoint_step(spec: str) -> int | None:
     """The env steps behind a ``ppo:PATH`` checkpoint (None for any other spec); drawn by
     ``oracle_curves.py --ablation`` as the x of the point."""
@@ -95,11 +87,14 @@ def main(argv: list[str] | None = None) -> int:
                     f"| {name} | {ref_name} | {seed} | {p['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] | {p['hands']:,} |",
                     flush=True,
                 )
+    from fzmj.train.evaluation import pooled
+
     for name, _ in named:
         for ref_name in ("heuristic", "control"):
             rows = [r for r in out if r["run"] == name and r["ref"] == ref_name]
             if len(rows) > 1:
-                mean, (lo, hi), hands = pooled(rows)
+                p = pooled(rows)  # the seeds' mean, CI half-widths in quadrature
+                (lo, hi), mean, hands = p["ci95"], p["mean"], p["hands"]
                 print(f"| {name} | {ref_name} | pooled | {mean:+.2f} [{lo:+.2f}, {hi:+.2f}] | {hands:,} |")
     print(
         f"({time.time() - t0:.0f} s; {platform.node()} {platform.processor() or platform.machine()}, load {load:.1f} at the start)"

@@ -43,7 +43,7 @@ def read_ablation(path: Path) -> tuple[dict[str, list[dict]], dict[str, dict], l
     """``(curves, levels, seeds)`` of an ``oracle_ablation.py --json`` file, against ``heuristic``
     and pooled over its seeds: checkpoints grouped by the name before ``@``, other specs as
     levels; the wall seeds in order."""
-    from oracle_ablation import pooled
+    from fzmj.train.evaluation import pooled
 
     every = json.loads(path.read_text())
     rows = [r for r in every if r["ref"] == "heuristic"]
@@ -51,8 +51,7 @@ def read_ablation(path: Path) -> tuple[dict[str, list[dict]], dict[str, dict], l
     levels: dict[str, dict] = {}
     for name in dict.fromkeys(r["run"] for r in rows):
         mine = [r for r in rows if r["run"] == name]
-        mean, ci, hands = pooled(mine)
-        point = {"mean": mean, "ci95": list(ci), "hands": hands}
+        point = pooled(mine)
         if "global_step" in mine[0]:
             curves.setdefault(name.partition("@")[0], []).append({**point, "global_step": mine[0]["global_step"]})
         else:

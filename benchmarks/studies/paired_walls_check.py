@@ -18,6 +18,7 @@ import time
 
 from fzmj.agents.evaluate import evaluate
 from fzmj.train.evaluation import paired_seeds, pooled
+from fzmj_env.atomic import write_atomic
 
 KNOWN = {
     "pretrained:v1": [0.361, 0.207, 0.292],
@@ -55,8 +56,7 @@ def main(argv=None) -> int:
             )
             rows.append({"agent": spec, "scheme": name, **r, "later": later})
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        write_atomic(a.json, json.dumps(rows, indent=1))
     return 0
 
 
