@@ -461,8 +461,13 @@ class raw_env(AECEnv, EzPickle):
             self.game.adopt_decision(seat, own["action_mask"])
         if seat >= 0:
             encode.encode_table(self._buf, 0, seat, own["observation"])
+        self._select(seat)
+
+    def _select(self, seat: int) -> None:
+        """``seat`` acts next (-1: the hand is over): the agent to act, its cached planes, the oracle's."""
+        if seat >= 0:
             self.agent_selection = self._obs_agent = AGENTS[seat]
-            self._obs = own
+            self._obs = self._own
         else:
             self._obs = self._obs_agent = None
         if self.oracle:
@@ -544,13 +549,7 @@ class raw_env(AECEnv, EzPickle):
             game.decisions.append((seat, a))
         if code >= STEP_HAND_OVER:
             self._hand_over(code)
-        if nxt >= 0:
-            self.agent_selection = self._obs_agent = AGENTS[nxt]
-            self._obs = own
-        else:
-            self._obs = self._obs_agent = None
-        if self.oracle:
-            self._update_oracle()
+        self._select(nxt)
         if self.render_mode == "human":
             self.render()
 
@@ -637,10 +636,7 @@ class raw_env(AECEnv, EzPickle):
         seat = (encode.step_observe(self._buf, 0, self._wt, -1, own["action_mask"], own["observation"]) & 7) - 1
         self._seat = seat
         game.adopt_decision(seat, own["action_mask"])
-        self.agent_selection = self._obs_agent = AGENTS[seat]
-        self._obs = own
-        if self.oracle:
-            self._update_oracle()
+        self._select(seat)
         if self.render_mode == "human":
             self.render()
 
