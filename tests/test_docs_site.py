@@ -167,11 +167,20 @@ def test_home_page_and_navigation_render(page, served):
 SEARCH_DEADLINE_S = 600  # a bound for a stuck page, not a wait: the loop ends when the hits show
 
 
+def _type(box, query: str) -> None:
+    """Put ``query`` in Material's search box so that its search runs: a fill, then a key-up."""
+    box.fill(query)
+    box.press("End")
+
+
 def _wait_for_hits(page, box, hits, query: str) -> None:
     """Poll until the search shows hits. The index loads in a web worker, which on a loaded machine
     (a clean-clone CI run beside a training run) took longer than the fixed 20 s this test once
     waited; while Material says "Initializing search" the query waits, and a query typed before the
-    index was ready is typed again once it is."""
+    index was ready is typed again once it is. Material reads the box on a key-up, a focus change or
+    the index becoming ready, never on an ``input`` event alone: a ``fill`` that lands after the ready
+    signal is never searched (the CI failure of 2026-12-05: "Type to start searching" for 600 s), so
+    every query is followed by a key press."""
     meta = page.locator(".md-search-result__meta")
     deadline = time.monotonic() + SEARCH_DEADLINE_S
     while hits.count() == 0:
@@ -180,8 +189,7 @@ def _wait_for_hits(page, box, hits, query: str) -> None:
         )
         page.wait_for_timeout(500)
         if hits.count() == 0 and "initializ" not in meta.inner_text().lower():
-            box.fill("")
-            box.fill(query)
+            _type(box, query)
 
 
 def test_search_box_finds_a_page(page, served):
@@ -189,7 +197,13 @@ def test_search_box_finds_a_page(page, served):
     page.locator("label.md-search__icon, .md-search__input").first.click()
     box = page.locator("input.md-search__input")
     assert box.is_visible()
-    box.fill("VectorEnv")
+    # typed after the index is ready: the order that once left the query unsearched
+    meta = page.locator(".md-search-result__meta")
+    deadline = time.monotonic() + SEARCH_DEADLINE_S
+    while "initializ" in meta.inner_text().lower():
+        assert time.monotonic() < deadline, "the search index never loaded"
+        page.wait_for_timeout(200)
+    _type(box, "VectorEnv")
     hits = page.locator(".md-search-result__item")
     _wait_for_hits(page, box, hits, "VectorEnv")
     assert hits.count() >= 1
