@@ -8,12 +8,13 @@ TorchRL's discrete CQL, then the learned policy paired against ``random`` and ``
 2. ``fzmj.data.minari_export.to_minari``: one Minari episode per seat and hand, as
    ``fzmj/SingleSeat-v0`` (three ``heuristic`` opponents, the mask in the observation) would have
    given it; ``minari.load_dataset`` opens it.
-3. TorchRL's ``MinariExperienceReplay(..., load_from_local_minari=True)`` reads that local dataset
-   (no download) into a replay buffer of transitions; ``DiscreteCQLLoss`` (Kumar et al. 2020:
-   Q-learning plus the conservative term ``logsumexp Q - Q(s, a_data)``) trains a Q network on
-   it, with ``SoftUpdate`` target parameters. Illegal actions get Q = -inf-ish (the float's
-   minimum) inside the network, so the target's max and the conservative term see legal
-   actions only.
+3. ``transitions()``: the episodes as TorchRL transitions (``next`` observation, reward, end) in
+   TorchRL's ``ReplayBuffer``; ``DiscreteCQLLoss`` (Kumar et al. 2020: Q-learning plus the
+   conservative term ``logsumexp Q - Q(s, a_data)``) trains a Q network on them, with
+   ``SoftUpdate`` target parameters. Illegal actions get the float's minimum as their Q inside
+   the network, so the target's max and the conservative term see legal actions only.
+   (TorchRL's ``MinariExperienceReplay(..., load_from_local_minari=True)`` reads local HDF5
+   Minari datasets but not int8 planes in 0.14.1: docs/data.md.)
 4. The greedy legal policy plays ``--eval-hands`` hands against three ``heuristic`` (the dataset's
    opponents) through ``fzmj.agents.evaluate``, every hand again with ``random`` in its seat (the
    *learning signal*, ``examples/_verdict.py``) and again with ``heuristic`` (the teacher it

@@ -10,9 +10,8 @@ terminal. ``pip install "fzmj[minari]"``; the folder is ``MINARI_DATASETS_PATH``
 setting, default ``~/.minari/datasets``).
 
 The default storage is Minari's HDF5 (one file): it wrote 776 episodes in 1.4 s where its Arrow
-storage (a folder per episode) took 24 s on the loaded 2-core machine, and it is the one that
-TorchRL's ``MinariExperienceReplay(..., load_from_local_minari=True)`` reads
-(``examples/offline_minari.py``). ``data_format="arrow"`` gives the other.
+storage (a folder per episode) took 24 s on the loaded 2-core machine
+(``benchmarks/bench_minari_export.py``). ``data_format="arrow"`` gives the other.
 """
 
 from __future__ import annotations
