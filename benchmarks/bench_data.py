@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import platform
 import shutil
 import statistics
 import sys
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from report import cpu_seconds, print_figures
+from report import cpu_seconds, machine_and_load, print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -182,13 +181,7 @@ def main() -> None:
         figures |= load_memory(folder / "c1")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    figures |= {
-        "hands": args.hands,
-        "workers": args.workers,
-        "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",
-        "load_average_before": round(load_before[0], 2),
-        "load_average_after": round(os.getloadavg()[0], 2),
-    }
+    figures |= {"hands": args.hands, "workers": args.workers} | machine_and_load(load_before)
     print_figures(figures, args.json)
 
 

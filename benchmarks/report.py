@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import platform
 import resource
 
 
@@ -20,3 +22,12 @@ def cpu_seconds() -> float:
     a = resource.getrusage(resource.RUSAGE_SELF)
     b = resource.getrusage(resource.RUSAGE_CHILDREN)
     return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def machine_and_load(load_before: tuple) -> dict:
+    """The machine and the 1-minute load average before the figures (``os.getloadavg()``) and now."""
+    return {
+        "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",
+        "load_average_before": round(load_before[0], 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+    }

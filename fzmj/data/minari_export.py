@@ -9,9 +9,9 @@ every step but the last, which gets the hand's points times ``reward_scale``; th
 terminal. ``pip install "fzmj[minari]"``; the folder is ``MINARI_DATASETS_PATH`` (Minari's own
 setting, default ``~/.minari/datasets``).
 
-The default storage is Minari's HDF5 (one file): it wrote 776 episodes in 1.4 s where its Arrow
-storage (a folder per episode) took 24 s on the loaded 2-core machine
-(``benchmarks/bench_minari_export.py``). ``data_format="arrow"`` gives the other.
+The default storage is Minari's HDF5 (one file): it wrote 367 episodes a second where its Arrow
+storage (a folder per episode) wrote 5 on the loaded 2-core machine
+(``benchmarks/bench_minari_export.py``, docs/data.md). ``data_format="arrow"`` gives the other.
 """
 
 from __future__ import annotations
