@@ -3,6 +3,8 @@ opens, each what the seat saw and did, ending on the hand's points."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -40,3 +42,9 @@ def test_episodes_load_back_as_the_seats_saw_them(tmp_path, monkeypatch, data_fo
 def test_an_unknown_storage_is_one_line(tmp_path):
     with pytest.raises(DatasetError, match="data_format: 'hdf5' or 'arrow', got 'csv'"):
         to_minari(tmp_path / "d", "fzmj/x-v0", data_format="csv")
+
+
+def test_a_missing_storage_library_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "h5py", None)  # as if minari[hdf5] were not installed
+    with pytest.raises(DatasetError, match=r"needs minari\[hdf5\]: pip install \"fzmj\[minari\]\""):
+        to_minari(tmp_path / "d", "fzmj/x-v0")
