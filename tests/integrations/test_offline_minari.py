@@ -67,7 +67,7 @@ def test_offline_example_runs(run_example):
 
 def test_offline_example_learns_at_its_ci_size(learns):
     # seed 0 here: CQL term 1.730 -> 0.901, signal +2.62 [+0.99, +4.25] over 800 paired hands; seeds 1 and 2:
-    # +2.68 [+0.70, +4.65] and +2.61 [+0.86, +4.36]; about 30 CPU s (docs/data.md, "Offline RL example")
+    # +2.68 [+0.70, +4.65] and +2.61 [+0.86, +4.36]; about 33 CPU s (docs/data.md, "Offline RL example")
     out = learns("offline_minari.py", "--hands", "1000", "--steps", "600", "--eval-hands", "800", "--seed", "0")
     episodes, steps = (int(x.replace(",", "")) for x in EPISODES.search(out).groups())
     assert 4 * 1000 * 0.9 < episodes <= 4 * 1000 and steps > episodes  # one episode per seat and hand
