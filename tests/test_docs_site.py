@@ -164,7 +164,7 @@ def test_home_page_and_navigation_render(page, served):
     assert page.locator("article pre code").count() >= 3  # the commands and the Python, as code blocks
 
 
-SEARCH_DEADLINE_S = 120  # a bound for a stuck page (the index loads in seconds), not a wait: the loop ends when the hits show
+SEARCH_DEADLINE_S = 120  # a bound for a stuck page (the index loads in seconds), not a wait
 
 
 def _type(box, query: str) -> None:
