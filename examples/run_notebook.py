@@ -5,7 +5,7 @@
 The cells run in one namespace, in a fresh temporary folder (the tutorial's dataset is written
 there, not into the checkout), at the size the notebook's own settings give (its ``FZMJ_TUTORIAL_*``
 variables, if set). Each code cell's standard output becomes its saved ``stream`` output and its
-execution count is set, so the docs site (docs/hooks/notebook.py) shows a real run's outputs and a
+execution count is set, so the docs site (docs/hooks/notebook_page.py) shows a real run's outputs and a
 reader opening the file sees them too. ``tests/test_data_notebook.py`` runs the same cells at a
 small size with :func:`run_code_cells` and compares the lines with the saved ones, numbers aside.
 """

@@ -1,6 +1,6 @@
 """The tutorial notebook (examples/data_tutorial.ipynb: collect, load, clone, evaluate) runs as
 written, at a small size: its code cells in order, in a fresh folder (no Jupyter needed). Its saved
-outputs (what the docs site shows, docs/hooks/notebook.py) are a real run's: the same lines as the
+outputs (what the docs site shows, docs/hooks/notebook_page.py) are a real run's: the same lines as the
 small run prints, numbers aside (``examples/run_notebook.py`` saves them)."""
 
 from __future__ import annotations

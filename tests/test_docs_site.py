@@ -65,7 +65,7 @@ def test_the_site_builds_strict_with_every_page_and_api_object(site):
 
 
 def test_the_tutorial_page_shows_the_notebooks_code_and_saved_outputs(site):
-    """docs/tutorial.md is examples/data_tutorial.ipynb (docs/hooks/notebook.py): its headings, its
+    """docs/tutorial.md is examples/data_tutorial.ipynb (docs/hooks/notebook_page.py): its headings, its
     code cells as Python blocks and each cell's saved output in a block titled "output"."""
     html = (site / "tutorial.html").read_text(encoding="utf-8")
     assert "<!-- notebook:" not in html  # the marker was replaced
