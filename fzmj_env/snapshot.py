@@ -39,12 +39,14 @@ FORMAT = _format_tag()
 _FORMAT_BYTES = FORMAT.tobytes()
 # A saved state is a flat uint8 row: a 48-byte header, then the table's record as bytes (numpy
 # copies bytes ~10x faster than a record of this many sub-array fields). Header fields, by offset:
-_FORMAT_AT = 0  # uint64: FORMAT of the fzmj that saved it
-_GAMES_AT = 8  # int64: VectorEnv, games started at the table (its next game's seed index)
-_PENDING_AT = 16  # float32 x4: VectorEnv, rewards not yet handed to each seat
-_PENDING_OUT_AT = 32  # float32: VectorEnv, the reward handed to the seat to act
+FORMAT_AT = 0  # uint64: FORMAT of the fzmj that saved it
+GAMES_AT = 8  # int64: VectorEnv, games started at the table (its next game's seed index)
+PENDING_AT = 16  # float32 x4: VectorEnv, rewards not yet handed to each seat
+PENDING_OUT_AT = 32  # float32: VectorEnv, the reward handed to the seat to act
 _LOGS_AT = 36  # int32 x3: Game, len(decisions), len(results), len(hand_starts)
 LOGS_BYTES = slice(_LOGS_AT, _LOGS_AT + 12)
+GAMES_BYTES, PENDING_BYTES = slice(GAMES_AT, GAMES_AT + 8), slice(PENDING_AT, PENDING_AT + 16)
+PENDING_OUT_BYTES = slice(PENDING_OUT_AT, PENDING_OUT_AT + 4)
 HEADER_BYTES = 48
 TABLE_BYTES = state.STATE_DTYPE.itemsize
 STATE_BYTES = HEADER_BYTES + TABLE_BYTES
@@ -54,6 +56,7 @@ _SEED_AT = HEADER_BYTES + 4 * state.SEED_LO  # the game seed's two int32 slots i
 _OTHER_PRESET = len(PROBLEMS)
 _OTHER_HANDS = len(PROBLEMS) + 1
 _PROBLEMS = (*PROBLEMS, "it is a table of another rule preset", "it plays another number of hands per game")
+STALE_TAG = -1  # a kernel's answer for a state whose FORMAT is not this fzmj's (stale_state)
 
 
 @njit(cache=True)
@@ -61,7 +64,7 @@ def check_tables(tables, params, hands_per_game, wt, masks, seats):
     """Check each of ``tables`` (an array of table records); ``masks[i]`` and ``seats[i]`` get its
     acting seat's legal actions and seat. Returns ``(-1, 0)``, or the first bad one and why."""
     for i in range(tables.shape[0]):
-        problem, seat = _table_refusal(tables, i, params, hands_per_game, wt, masks[i])
+        problem, seat = table_refusal(tables, i, params, hands_per_game, wt, masks[i])
         if problem != 0:
             return i, problem
         seats[i] = seat
@@ -69,7 +72,7 @@ def check_tables(tables, params, hands_per_game, wt, masks, seats):
 
 
 @njit(cache=True, inline="always")
-def _table_refusal(tables, i, params, hands_per_game, wt, mask):
+def table_refusal(tables, i, params, hands_per_game, wt, mask):
     """``(0, acting seat)`` if table ``i`` of ``tables`` may be restored (its mask into ``mask``),
     else ``(why, -1)``: another preset or ``hands_per_game``, or ``check_and_mask``'s problem."""
     m = tables[i].m
@@ -84,9 +87,9 @@ def _table_refusal(tables, i, params, hands_per_game, wt, mask):
 @njit(cache=True, inline="always")
 def checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, hands_per_game, wt):
     """The record of ``saved`` (``(1, STATE_BYTES)``) copied into ``scratch`` and checked there
-    (``_table_refusal``, the mask into ``scratch_mask``): ``(problem, seat)``."""
+    (``table_refusal``, the mask into ``scratch_mask``): ``(problem, seat)``."""
     scratch_bytes[0, :] = saved[0, HEADER_BYTES:]
-    return _table_refusal(scratch, 0, params, hands_per_game, wt, scratch_mask)
+    return table_refusal(scratch, 0, params, hands_per_game, wt, scratch_mask)
 
 
 @njit(cache=True)
@@ -121,7 +124,7 @@ def _int32_at(saved, at):
 def new_snapshots(n: int) -> np.ndarray:
     """``n`` zeroed saved states (``(n, STATE_BYTES)`` uint8) tagged with this fzmj's ``FORMAT``."""
     out = np.zeros((n, STATE_BYTES), dtype=np.uint8)
-    out[:, _FORMAT_AT : _FORMAT_AT + 8] = np.frombuffer(FORMAT.tobytes(), np.uint8)
+    out[:, FORMAT_AT : FORMAT_AT + 8] = np.frombuffer(FORMAT.tobytes(), np.uint8)
     return out
 
 
@@ -134,10 +137,10 @@ def header(states: np.ndarray, field: str) -> np.ndarray:
 
 
 _HEADER = {
-    "format": (_FORMAT_AT, np.uint64, 1),
-    "games": (_GAMES_AT, np.int64, 1),
-    "pending": (_PENDING_AT, np.float32, 4),
-    "pending_out": (_PENDING_OUT_AT, np.float32, 1),
+    "format": (FORMAT_AT, np.uint64, 1),
+    "games": (GAMES_AT, np.int64, 1),
+    "pending": (PENDING_AT, np.float32, 4),
+    "pending_out": (PENDING_OUT_AT, np.float32, 1),
     "logs": (_LOGS_AT, np.int32, 3),
 }
 
@@ -152,9 +155,23 @@ def table_bytes(buf: np.ndarray) -> np.ndarray:
     return buf.view(np.uint8).reshape(len(buf), TABLE_BYTES)
 
 
-def checked_snapshots(states, n: int | None, what: str) -> np.ndarray:
+_UINT8 = np.dtype(np.uint8)
+_ONE_STATE = (1, STATE_BYTES)
+
+
+def checked_snapshots(states, n: int | None, what: str, tag: bool = True) -> np.ndarray:
     """``states`` (``(n, STATE_BYTES)``, or one ``(STATE_BYTES,)`` state when ``n`` is 1) as saved
-    states of this fzmj, 2-D; ``StateError`` for a wrong type, dtype, length or version."""
+    states of this fzmj, 2-D; ``StateError`` for a wrong type, dtype, length or version (the
+    version tag is left to the caller with ``tag=False``: a kernel that compares ``STALE_TAG``)."""
+    if (
+        n == 1
+        and type(states) is np.ndarray
+        and states.dtype is _UINT8
+        and states.shape == _ONE_STATE
+        and states.flags.c_contiguous
+        and (not tag or states[0, :8].tobytes() == _FORMAT_BYTES)
+    ):
+        return states  # the common case, ~10x cheaper than the general check below
     if type(states) is not np.ndarray or states.dtype != np.uint8:
         got = f"dtype {states.dtype}" if isinstance(states, np.ndarray) else type(states).__name__
         raise StateError(f"{what}: a saved state is a uint8 array from save_state / save_tables, got {got}")
@@ -165,15 +182,18 @@ def checked_snapshots(states, n: int | None, what: str) -> np.ndarray:
         raise StateError(f"{what}: expected saved states of shape {want}, got shape {states.shape}")
     if not states.flags.c_contiguous:
         states = np.ascontiguousarray(states)
-    if n == 1 and states[0, :8].tobytes() == _FORMAT_BYTES:
-        return states  # the common case, ~10x cheaper than the general check below
     stale = np.flatnonzero(header(states, "format") != FORMAT)
     if stale.size:
-        raise StateError(
-            f"{what}: state {int(stale[0])} was saved by another fzmj version or state layout "
-            f"(this is fzmj {__version__}); states are not carried across versions"
-        )
+        raise stale_state(what, int(stale[0]))
     return states
+
+
+def stale_state(what: str, i: int) -> StateError:
+    """The one-line error for state ``i``, saved by another fzmj version or state layout."""
+    return StateError(
+        f"{what}: state {i} was saved by another fzmj version or state layout "
+        f"(this is fzmj {__version__}); states are not carried across versions"
+    )
 
 
 def refusal(problem: int, i: int, what: str, rules) -> StateError:

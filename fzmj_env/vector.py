@@ -16,8 +16,6 @@ pending.
 
 from __future__ import annotations
 
-import functools
-
 import numba
 import numpy as np
 from numba import njit, prange
@@ -42,16 +40,26 @@ from .resample import belief_log_weights, check_belief_factors, observe_tables, 
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import game_seed, split_seed
 from .snapshot import (
+    FORMAT,
+    FORMAT_AT,
+    GAMES_AT,
+    GAMES_BYTES,
     HEADER_BYTES,
+    PENDING_AT,
+    PENDING_BYTES,
+    PENDING_OUT_AT,
+    PENDING_OUT_BYTES,
+    STALE_TAG,
     STATE_BYTES,
     StateError,
     check_restorable,
-    checked_into_scratch,
     checked_snapshots,
     new_snapshots,
     refusal,
+    stale_state,
     table_bytes,
     table_records,
+    table_refusal,
     tag_pickle,
     untag_pickle,
 )
@@ -168,16 +176,31 @@ def _publish(t, io):
 
 
 @njit(cache=True)
-def _restore_table(saved, scratch, scratch_bytes, scratch_mask, params, t, dst_bytes, buf, wt, cfg, io):
-    """``restore_tables`` of one state into table ``t``: checked in a scratch table
-    (``checked_into_scratch``), and only if it passes copied in and observed (its pending rewards
-    cleared, as ``observe_tables`` does). Returns 0, or why it is refused (nothing written)."""
-    problem, _ = checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, cfg[CFG_HANDS], wt)
+def _restore_table(saved, tag, scratch, params, t, hands, dst_bytes, buf, wt, oracle, out):
+    """``restore_tables`` of one state into table ``t``, in one call (Numba's dispatcher costs more
+    than the work: ``out`` holds only the buffers a restore writes, ``_restore_outputs``). The
+    state's version tag must be ``tag``; it goes in with the table's own bytes kept in ``scratch``
+    (whose tail takes the check's mask), is checked there as ``check_tables`` checks, and the table
+    is put back if refused; if it passes the table is observed and its header read: games started,
+    every seat's pending reward, the one handed to the acting seat. Returns 0, or why it is refused
+    (``STALE_TAG`` or a ``check_tables`` code; nothing changed)."""
+    games, pending, pending_out, mask, obs, seat, oracle_out, mask_out, seat_out = out
+    header = saved[0, :HEADER_BYTES]
+    if header[FORMAT_AT : FORMAT_AT + 8].view(np.uint64)[0] != tag:
+        return STALE_TAG
+    backup, scratch_mask = scratch[: dst_bytes.shape[1]], scratch[dst_bytes.shape[1] :].view(np.int8)
+    backup[:] = dst_bytes[t]
+    dst_bytes[t, :] = saved[0, HEADER_BYTES:]
+    problem, _ = table_refusal(buf, t, params, hands, wt, scratch_mask)
     if problem != 0:
+        dst_bytes[t, :] = backup
         return problem
-    dst_bytes[t, :] = scratch_bytes[0]
-    io[IO_PENDING][t, :] = 0.0
-    _observe(buf, wt, t, cfg, io)
+    games[t] = header[GAMES_AT : GAMES_AT + 8].view(np.int64)[0]
+    pending[t, :] = header[PENDING_AT : PENDING_AT + 16].view(np.float32)
+    observe_one(buf[t], wt, t, mask, obs, seat, oracle, oracle_out, pending, pending_out)
+    pending_out[t] = header[PENDING_OUT_AT : PENDING_OUT_AT + 4].view(np.float32)[0]
+    mask_out[t, :] = mask[t]
+    seat_out[t] = seat[t]
     return 0
 
 
@@ -322,7 +345,6 @@ def _reset_list(tables, seeds, buf, wt, cfg, io):
 
 
 _HEADER = new_snapshots(1)[0, :HEADER_BYTES]  # a saved state's header: copied, then filled in
-_GAMES, _PENDING, _PENDING_OUT = slice(8, 16), slice(16, 32), slice(32, 36)  # its fields (snapshot.py), as bytes
 
 
 class VectorEnv:
@@ -434,6 +456,13 @@ class VectorEnv:
             self._mask, self._obs, self._seat, self._oracle, self._pending_out, self._results,
             self._mask_out, self._seat_out,
         )  # fmt: skip
+        # what a one-table restore writes (_restore_table: fewer arrays, a cheaper call) and where it
+        # keeps the table's own bytes and checks the mask
+        self._restore_out = (
+            self._games, self._pending, self._pending_out, self._mask, self._obs, self._seat, self._oracle,
+            self._mask_out, self._seat_out,
+        )  # fmt: skip
+        self._restore_scratch = np.zeros(self._bytes.shape[1] + NUM_ACTIONS, np.uint8)  # a table's bytes, a mask
         # what the caller gets: read-only views, made once (_mask and _seat are never handed out)
         self._ro_obs, self._ro_mask, self._ro_seat, self._ro_rewards, self._ro_done = map(
             read_only, (self._obs, self._mask_out, self._seat_out, self._rewards, self._done)
@@ -555,9 +584,9 @@ class VectorEnv:
         tables, n = self._tables_in_range(tables, "save_tables")
         out = np.empty((n, STATE_BYTES), dtype=np.uint8)
         out[:, :HEADER_BYTES] = _HEADER
-        out[:, _GAMES] = self._games[tables, None].view(np.uint8)
-        out[:, _PENDING] = self._pending[tables].view(np.uint8)
-        out[:, _PENDING_OUT] = self._pending_out[tables, None].view(np.uint8)
+        out[:, GAMES_BYTES] = self._games[tables, None].view(np.uint8)
+        out[:, PENDING_BYTES] = self._pending[tables].view(np.uint8)
+        out[:, PENDING_OUT_BYTES] = self._pending_out[tables, None].view(np.uint8)
         out[:, HEADER_BYTES:] = self._bytes[tables]
         return out
 
@@ -567,28 +596,24 @@ class VectorEnv:
         checked first (``StateError``, a ``ValueError``: nothing is written unless all pass).
         Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
         tables, n = self._tables_in_range(tables, "restore_tables")
-        saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
-        if type(tables) is slice:  # one table: checked, copied and observed in one Numba call
-            scratch, scratch_bytes, scratch_mask = self._one_table_scratch
-            problem = _restore_table(saved, scratch, scratch_bytes, scratch_mask, self.rules.params, tables.start,
-                                     self._bytes, self.buf, self._wt, self._cfg, self._io)  # fmt: skip
+        if type(tables) is slice:  # one table: its tag checked, copied and observed in one Numba call
+            saved = checked_snapshots(saved, 1, "VectorEnv.restore_tables", tag=False)
+            problem = _restore_table(saved, FORMAT, self._restore_scratch, self.rules.params, tables.start,
+                                     self.hands_per_game, self._bytes, self.buf, self._wt, self.oracle,
+                                     self._restore_out)  # fmt: skip
+            if problem == STALE_TAG:
+                raise stale_state("VectorEnv.restore_tables", 0)
             if problem:
                 raise refusal(problem, 0, "VectorEnv", self.rules)
-        else:
-            check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
-            self._bytes[tables] = saved[:, HEADER_BYTES:]
-            self._pending[tables] = saved[:, _PENDING].view(np.float32)
-            self._observe_tables(tables)
-        self._games[tables] = saved[:, _GAMES].view(np.int64)[:, 0]
-        self._pending_out[tables] = saved[:, _PENDING_OUT].view(np.float32)[:, 0]
+            return self._ro_obs, self._ro_mask, self._ro_seat
+        saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
+        check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
+        self._bytes[tables] = saved[:, HEADER_BYTES:]
+        self._observe_tables(tables)  # hands over nothing: the saved rewards are put back below
+        self._pending[tables] = saved[:, PENDING_BYTES].view(np.float32)
+        self._games[tables] = saved[:, GAMES_BYTES].view(np.int64)[:, 0]
+        self._pending_out[tables] = saved[:, PENDING_OUT_BYTES].view(np.float32)[:, 0]
         return self._ro_obs, self._ro_mask, self._ro_seat
-
-    @functools.cached_property
-    def _one_table_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Where a one-table restore checks a state before it is taken (``_restore_table``): a
-        1-table record, its bytes and a mask."""
-        scratch = state.new_state(1)
-        return scratch, table_bytes(scratch), np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def _tables_in_range(self, tables, method: str) -> tuple[np.ndarray | slice, int]:
         """``(tables as an index, their count)``: one table given as an int is a slice (numpy
@@ -606,7 +631,7 @@ class VectorEnv:
         d = {
             k: v
             for k, v in self.__dict__.items()
-            if not k.startswith(("_ro_", "_io", "_wt", "_bytes", "_cfg", "_one_table"))
+            if not k.startswith(("_ro_", "_io", "_wt", "_bytes", "_cfg", "_restore_"))
         }
         return tag_pickle(d)
 

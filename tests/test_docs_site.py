@@ -51,6 +51,7 @@ def site(tmp_path_factory):
 
 def test_the_site_builds_strict_with_every_page_and_api_object(site):
     pages = ("index", "install", "quickstart", "contributing", "results", "results_log", "rules", "presets", "data")
+    pages += ("tutorial",)
     for page in pages:
         assert (site / f"{page}.html").is_file(), page
     api = (site / "api" / "fzmj_env.html").read_text(encoding="utf-8")
@@ -61,6 +62,20 @@ def test_the_site_builds_strict_with_every_page_and_api_object(site):
     assert 'id="fzmj.data.loader.Dataset"' in (site / "api" / "data.html").read_text(encoding="utf-8")
     assert (site / "search" / "search_index.json").is_file()
     assert not (site / "hooks").exists()  # the build's hook is not a page
+
+
+def test_the_tutorial_page_shows_the_notebooks_code_and_saved_outputs(site):
+    """docs/tutorial.md is examples/data_tutorial.ipynb (docs/hooks/notebook_page.py): its headings, its
+    code cells as Python blocks and each cell's saved output in a block titled "output"."""
+    html = (site / "tutorial.html").read_text(encoding="utf-8")
+    assert "<!-- notebook:" not in html  # the marker was replaced
+    assert "Learning from recorded play" in html and 'id="1-collect"' in html
+    assert html.count('<div class="highlight">') >= 9  # the five code cells and four outputs
+    assert html.count('<span class="filename">output</span>') >= 4  # the four cells that print
+    assert "open_dataset" in html and "epoch 1: loss" in html  # a cell's code, a saved output
+    for printed in ("digest", "accuracy", "clone vs 3x random", "clone vs 3x heuristic"):
+        assert printed in html, printed
+    assert '<a href="tutorial.html">' in (site / "data.html").read_text(encoding="utf-8")  # data.md's text links it
 
 
 def test_every_page_names_the_version(site):
@@ -164,7 +179,18 @@ def test_home_page_and_navigation_render(page, served):
     assert page.locator("article pre code").count() >= 3  # the commands and the Python, as code blocks
 
 
-SEARCH_DEADLINE_S = 120  # a bound for a stuck page (the index loads in seconds), not a wait: the loop ends when the hits show
+def test_tutorial_page_renders_code_and_outputs(page, served):
+    page.goto(f"{served}/tutorial.html")
+    assert page.locator("article h1").first.inner_text().startswith("Learning from recorded play")
+    assert page.locator("article pre code").count() >= 9  # five code cells, four outputs
+    outputs = page.locator("article .highlight .filename", has_text="output")
+    assert outputs.count() >= 4 and outputs.first.is_visible()
+    assert "clone vs 3x heuristic" in page.locator("article").inner_text()
+    page.screenshot(path=str(OUT / "tutorial.png"), full_page=True)
+
+
+# a bound for a stuck page (the index loads in seconds), not a wait: the loop ends when the hits show
+SEARCH_DEADLINE_S = 120
 
 
 def _type(box, query: str) -> None:

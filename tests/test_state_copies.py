@@ -203,6 +203,36 @@ def test_vector_copies_and_saved_tables_play_on_exactly(rules):
     assert _vector_trace(v, np.random.default_rng(2)) == want
 
 
+def _vector_with_pending_rewards(tables: int = 4) -> VectorEnv:
+    """A VectorEnv (two hands a game) played until some table holds a reward of its first hand for
+    a seat that has not acted since: a pending reward the saved state must carry."""
+    v = VectorEnv(tables, seed=5, hands_per_game=2)
+    v.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        v.step(np.array([rng.choice(np.flatnonzero(m)) for m in v._mask_out]))
+        if np.any(v._pending != 0):
+            return v
+    raise AssertionError("no pending reward in 2,000 steps")
+
+
+@pytest.mark.parametrize("one_by_one", [False, True])
+def test_vector_restore_keeps_the_pending_rewards_of_seats_not_acting(one_by_one):
+    """The first hand's reward of a seat that has not acted since is handed over when it next acts,
+    after a restore too (restore once cleared it: the seat never got that hand's points)."""
+    v = _vector_with_pending_rewards()
+    saved = v.save_tables(np.arange(4))
+    want = _vector_trace(copy.deepcopy(v), np.random.default_rng(2))
+    v.step(np.array([np.flatnonzero(m)[0] for m in v._mask_out]))  # diverge, then restore
+    if one_by_one:
+        for t in range(4):
+            v.restore_tables(t, saved[t])
+    else:
+        v.restore_tables(np.arange(4), saved)
+    assert np.array_equal(v.save_tables(np.arange(4)), saved)
+    assert _vector_trace(v, np.random.default_rng(2)) == want
+
+
 def test_vector_table_moves_between_envs_and_games():
     """A table saved from one VectorEnv (or a Game) plays on the same in another table."""
     v = VectorEnv(4, seed=1)
@@ -267,9 +297,22 @@ def test_bad_states_are_refused(make_bad, match):
     v = VectorEnv(2, seed=0)
     v.reset()
     kept = v.save_tables([0, 1])
-    with pytest.raises(StateError, match=match):
-        v.restore_tables([1], make_bad(saved))
-    assert np.array_equal(v.save_tables([0, 1]), kept)
+    for table in ([1], 1):  # the general path and the one-table call (its own kernel)
+        with pytest.raises(StateError, match=match):
+            v.restore_tables(table, make_bad(saved))
+        assert np.array_equal(v.save_tables([0, 1]), kept)
+
+
+def test_a_strided_or_one_dimensional_state_restores_like_a_row():
+    """Views a user may hold (a row of a Fortran-ordered stack, a 1-D state) restore as the row does."""
+    v = VectorEnv(3, seed=0)
+    v.reset()
+    _vector_trace(v, np.random.default_rng(0), steps=12)
+    rows = v.save_tables([0, 1, 2])
+    fortran = np.asfortranarray(rows)
+    for t, state_ in ((1, fortran[2:3]), (2, rows[0]), (0, fortran[1])):
+        v.restore_tables(t, state_)
+    assert np.array_equal(v.save_tables([0, 1, 2]), rows[[1, 2, 0]])
 
 
 def test_states_of_other_presets_and_sizes_are_refused():

@@ -514,13 +514,13 @@ def test_play_timer_never_passes_a_win_and_applies_at_once(page, tmp_path):
         assert page.evaluate("window.sent") == []  # the win is not passed
         assert "never passed" in page.inner_text("#countdown")
         _fake_decision(page, [30, 61], claim=True)  # peng or pass: the timer passes
-        page.wait_for_timeout(1600)
+        page.wait_for_function("window.sent.length > 0", timeout=20000)  # a loaded machine's timer fires late
         assert [json.loads(b)["action"] for _, b in page.evaluate("window.sent")] == [61]
         page.fill("#timer", "0")
         assert not page.is_visible("#timerbar")
         page.check("#auto-win")
         _fake_decision(page, [59, 61], claim=True)
-        page.wait_for_timeout(200)
+        page.wait_for_function("window.sent.length > 0", timeout=20000)
         assert [json.loads(b)["action"] for _, b in page.evaluate("window.sent")] == [59]
         page.uncheck("#auto-win")
         page.check("#no-calls")

@@ -67,33 +67,39 @@ class ShardWriter:
             self.parts = []
 
     def _write_shard(self, hands: dict) -> None:
-        i = len(self.manifest["shards"])
-        path = self.folder / shard_name(i)
-        data = to_parquet_bytes(hands)
-        try:
-            write_atomic(path, data)
-        except OSError as exc:
-            kept = f"shards 0-{i - 1} are kept" if i else "no shard was finished"
-            why = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
-            raise DatasetError(
-                f"cannot write {path} ({why}); {kept}: make room and run the same command to resume"
-            ) from None
-        slot = (hands["seats"].astype(np.int64) - np.repeat(hands["rotation"], hands["decisions"])) % 4
-        recorded = int(np.isin(slot, self.manifest["slots_recorded"]).sum())
-        self.manifest["shards"].append(
-            {
-                "file": path.name,
-                "hands": len(hands["game"]),
-                "decisions": int(hands["decisions"].sum()),
-                "recorded_decisions": recorded,
-                "first_wall": int(hands["wall"][0]),
-                "bytes": len(data),
-                "sha256": file_sha256(path),
-                "content_sha256": content_digest(hands),
-            }
-        )
-        _update_counts(self.manifest)
-        write_manifest(self.folder, self.manifest)
+        write_shard(self.folder, self.manifest, hands)
+
+
+def write_shard(folder: Path, manifest: dict, hands: dict) -> None:
+    """The next shard of ``manifest``'s dataset in ``folder`` (temp file + rename), then the manifest
+    listing it (its counts updated): a kill leaves the finished shards and a manifest naming them."""
+    i = len(manifest["shards"])
+    path = folder / shard_name(i)
+    data = to_parquet_bytes(hands)
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        kept = f"shards 0-{i - 1} are kept" if i else "no shard was finished"
+        why = "the disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+        raise DatasetError(
+            f"cannot write {path} ({why}); {kept}: make room and run the same command to resume"
+        ) from None
+    slot = (hands["seats"].astype(np.int64) - np.repeat(hands["rotation"], hands["decisions"])) % 4
+    recorded = int(np.isin(slot, manifest["slots_recorded"]).sum())
+    manifest["shards"].append(
+        {
+            "file": path.name,
+            "hands": len(hands["game"]),
+            "decisions": int(hands["decisions"].sum()),
+            "recorded_decisions": recorded,
+            "first_wall": int(hands["wall"][0]),
+            "bytes": len(data),
+            "sha256": file_sha256(path),
+            "content_sha256": content_digest(hands),
+        }
+    )
+    _update_counts(manifest)
+    write_manifest(folder, manifest)
 
 
 def _update_counts(manifest: dict) -> None:
@@ -119,7 +125,9 @@ def _settings(hands, seed, agent_seed, slots, workers, batch, batches_per_shard)
     return hands, seed, key, slots, workers, batch, batches_per_shard
 
 
-def _new_manifest(rules, names, slot_agent, slots, seed, key, walls, batch, batches_per_shard, layouts) -> dict:
+def new_manifest(rules, agents: list, agent_obs: list, slots, seed, key, walls, batch, batches_per_shard) -> dict:
+    """The manifest of a dataset about to be written (no shard yet): ``agents`` and ``agent_obs``
+    per slot (slot s sits at seat (s + rotation) % 4)."""
     return {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -128,8 +136,8 @@ def _new_manifest(rules, names, slot_agent, slots, seed, key, walls, batch, batc
         "preset": rules.name,
         "rules_digest": rules.digest,
         "rules_data": rules.data,
-        "agents": [names[slot_agent[i]] for i in range(4)],  # per slot; slot s sits at seat (s + rotation) % 4
-        "agent_obs": [layouts[slot_agent[i]] for i in range(4)],
+        "agents": list(agents),
+        "agent_obs": list(agent_obs),
         "slots_recorded": slots,
         "seed": seed,
         "agent_seed": key,
@@ -142,6 +150,15 @@ def _new_manifest(rules, names, slot_agent, slots, seed, key, walls, batch, batc
         "shards": [],
         "complete": False,
     }
+
+
+def finish_dataset(folder: Path, manifest: dict) -> dict:
+    """Mark the dataset complete with its digest (the manifest written last): a reader opens it now."""
+    _update_counts(manifest)
+    manifest["complete"] = True
+    manifest["digest"] = dataset_digest(manifest)
+    write_manifest(folder, manifest)
+    return manifest
 
 
 def _resume(folder: Path, manifest: dict) -> dict:
@@ -202,9 +219,9 @@ def collect(
     layouts = obs_layouts(objs)  # what each agent reads (an exec bot says so in its hello)
     walls = -(-hands // 4)
     folder = Path(out)
-    manifest = _new_manifest(
-        rules_obj, names, slot_agent, slots, seed, key, walls, batch, batches_per_shard, [str(x) for x in layouts]
-    )
+    agent_names = [names[slot_agent[i]] for i in range(4)]
+    agent_obs = [str(layouts[slot_agent[i]]) for i in range(4)]
+    manifest = new_manifest(rules_obj, agent_names, agent_obs, slots, seed, key, walls, batch, batches_per_shard)
     manifest = _resume(folder, manifest)
     if manifest["complete"]:
         log(f"{folder}: already complete ({manifest['counts']['recorded_decisions']:,} decisions)")
@@ -230,10 +247,7 @@ def collect(
     finally:
         bar.close()
         close_made(objs, specs)
-    manifest["complete"] = True
-    manifest["digest"] = dataset_digest(manifest)
-    write_manifest(folder, manifest)
-    return manifest
+    return finish_dataset(folder, manifest)
 
 
 def _announce(folder: Path, manifest: dict, hands: int, slots: list[int], log) -> None:

@@ -22,17 +22,25 @@ def hands_of_batch(first_wall: int, seeds: np.ndarray, results: np.ndarray, log)
     with slot 0 at seat ``j % 4``."""
     seats_log, actions_log = np.asarray(log[0]).T, np.asarray(log[1]).T  # (jobs, steps)
     live = seats_log >= 0
-    jobs = results.shape[0]
-    j = np.arange(jobs)
+    j = np.arange(results.shape[0])
+    return hand_columns(
+        4 * first_wall + j, first_wall + j // 4, j % 4, seeds, live.sum(1), seats_log[live], actions_log[live], results
+    )
+
+
+def hand_columns(game, wall, rotation, wall_seed, decisions, seats, actions, results: np.ndarray) -> dict:
+    """One-hand games as a shard's columns: per hand its ids, wall seed, number of decisions and
+    result row (``VectorEnv``'s ``info["results"]``); ``seats`` / ``actions`` hand by hand, each in
+    order of play."""
     return {
-        "game": 4 * first_wall + j.astype(np.int64),
-        "wall": first_wall + j // 4,
-        "rotation": (j % 4).astype(np.int8),
-        "hand": np.zeros(jobs, np.int16),  # one hand per game (the evaluator's duplicate format)
-        "wall_seed": np.asarray(seeds, dtype=np.uint64),
-        "decisions": live.sum(1).astype(np.int64),
-        "seats": seats_log[live].astype(np.int8),  # row-major: job by job, each in order of play
-        "actions": actions_log[live].astype(np.uint8),
+        "game": np.asarray(game, np.int64),
+        "wall": np.asarray(wall, np.int64),
+        "rotation": np.asarray(rotation, np.int8),
+        "hand": np.zeros(len(results), np.int16),  # one hand per game
+        "wall_seed": np.asarray(wall_seed, dtype=np.uint64),
+        "decisions": np.asarray(decisions, np.int64),
+        "seats": np.asarray(seats).astype(np.int8),
+        "actions": np.asarray(actions).astype(np.uint8),
         "points": results[:, RESULT_POINTS:RESULT_WIDTH].astype(np.int32),
         "winner": results[:, _WINNER].astype(np.int8),
         "value": results[:, _VALUE].astype(np.int32),

@@ -30,7 +30,14 @@ import functools
 import time
 
 import numpy as np
-import pyspiel
+
+try:
+    import pyspiel
+except ModuleNotFoundError as exc:  # one line that says what to install, not pyspiel's name alone
+    raise ModuleNotFoundError(
+        'fzmj.integrations.openspiel needs OpenSpiel: pip install "fzmj[openspiel]" (wheels for Python 3.11 to 3.13)',
+        name=exc.name,
+    ) from exc
 
 from fzmj_env import Game, available_rules
 from fzmj_env.actions import NUM_ACTIONS, action_name

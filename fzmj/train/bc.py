@@ -29,6 +29,8 @@ from fzmj.agents.policy import ActorCritic
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.vector import VectorEnv
 
+from .bc_record import FOLDER as DATASET_FOLDER
+from .bc_record import HandRecorder
 from .selfplay_buffer import SelfPlayBuffer
 
 
@@ -69,6 +71,7 @@ def collect_demonstrations(
     prefix: str = "bc",
     obs_version: int = 2,
     oracle: bool = False,
+    record=None,
 ) -> Demonstrations:
     """About ``decisions`` decisions of ``teacher`` playing all four seats (see the module docstring).
 
@@ -78,6 +81,9 @@ def collect_demonstrations(
 
     With ``oracle`` (or a teacher that reads the oracle planes, ``train/oracle_teacher.py``) each
     decision keeps its oracle planes (``Demonstrations.oracle``).
+
+    ``record`` (``train/bc_record.HandRecorder``), if given, sees the env and the player (``.start(env, player)``) and every
+    step (``.step(actions, info)``); it only reads, so the demonstrations are the same with or without it.
     """
     from .oracle_teacher import make_teacher, reads_oracle
 
@@ -88,6 +94,8 @@ def collect_demonstrations(
                     num_threads=env_threads, obs_version=obs_version, oracle=oracle)  # fmt: skip
     reset_agent(agent, seed, env.rules)
     obs, mask, seat = env.reset()
+    if record is not None:
+        record.start(env, player)
     hidden = env.oracle_planes if oracle else None
     obs_shape = obs.shape[1:]
     # room for the decisions wanted plus the games still running when we stop (whole chains)
@@ -116,9 +124,7 @@ def collect_demonstrations(
             zeros[: len(keep)],
             None if hidden is None else torch.from_numpy(hidden[keep]),
         )
-        obs, mask, seat, _rewards, done, info = env.step(actions)
-        hidden = info.get("oracle")
-        buf.credit(seat, info["pending_reward"], done, info["final_reward"])
+        obs, mask, seat, hidden = _step(env, actions, buf, record)
         if progress and buf.n >= next_print:
             what = "teacher" if actor is None else "labelled"
             print(f"{prefix}: {buf.n:,}/{decisions:,} {what} decisions ({time.perf_counter() - t0:.0f}s)", flush=True)
@@ -126,10 +132,18 @@ def collect_demonstrations(
     # every game still running is played to its end, so each kept decision has its return
     while (buf.last_idx >= 0).any():  # a game's end cuts its table's chains
         actions = _act(player, obs, mask, hidden)
-        obs, mask, seat, _rewards, done, info = env.step(actions)
-        hidden = info.get("oracle")
-        buf.credit(seat, info["pending_reward"], done, info["final_reward"])
+        obs, mask, seat, hidden = _step(env, actions, buf, record)
     return _demonstrations(buf, played, gamma)
+
+
+def _step(env: VectorEnv, actions: np.ndarray, buf: SelfPlayBuffer, record) -> tuple:
+    """One step of the demonstration games: the buffer credited with its rewards, the recorder (if
+    any) told; ``(obs, mask, seat, oracle planes)`` of the next decisions."""
+    obs, mask, seat, _rewards, done, info = env.step(actions)
+    buf.credit(seat, info["pending_reward"], done, info["final_reward"])
+    if record is not None:
+        record.step(actions, info)
+    return obs, mask, seat, info.get("oracle")
 
 
 def _demonstrations(buf: SelfPlayBuffer, played: torch.Tensor, gamma: float) -> Demonstrations:
@@ -345,7 +359,10 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
                 **dataset_demonstrations(args.bc_dataset, args.bc_decisions, args, agent.oracle_critic)
             )
         else:
-            more = _collect_round(agent, args, rnd)
+            record = HandRecorder() if rnd == 0 and args.bc_save_dataset else None  # the teacher's own games
+            more = _collect_round(agent, args, rnd, record)
+            if record is not None:
+                _save_dataset(record, args, path)
         if agent.hand_features:
             add_hand_features(more)
         demos = more if demos is None else join_demonstrations(demos, more)
@@ -375,7 +392,21 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     return stats
 
 
-def _collect_round(agent: ActorCritic, args, rnd: int) -> Demonstrations:
+def _save_dataset(record, args, path) -> None:
+    """The warm start's games as a dataset in the run folder (``bc_save_dataset``, train/bc_record.py)."""
+    from .bc_record import write_warm_start_dataset
+    from .run_dir import resume_run_dir
+
+    folder = resume_run_dir(path) / DATASET_FOLDER
+    m = write_warm_start_dataset(folder.parent, record, args.bc_teacher)
+    print(
+        f"bc: the warm start's {m['counts']['hands']:,} hands ({m['counts']['decisions']:,} decisions) written "
+        f"as a dataset: {folder} (digest {m['digest']}; bc_dataset={folder} clones them)",
+        flush=True,
+    )
+
+
+def _collect_round(agent: ActorCritic, args, rnd: int, record=None) -> Demonstrations:
     """Round ``rnd``'s demonstrations: the teacher's games (round 0) or the clone's, labelled (DAgger)."""
     return collect_demonstrations(
         args.bc_teacher,
@@ -390,6 +421,7 @@ def _collect_round(agent: ActorCritic, args, rnd: int) -> Demonstrations:
         oracle=agent.oracle_critic,
         actor=PolicyActor(agent) if rnd else None,  # DAgger: the clone's own states, the teacher's labels
         prefix="bc" if rnd == 0 else f"bc dagger {rnd}",
+        record=record,
     )
 
 

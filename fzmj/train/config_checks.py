@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 from pathlib import Path
 
@@ -86,6 +87,25 @@ COMMAND_LINE_ONLY = (
     "rules",
     "belief_model",
 )
+
+
+def _save_dataset_problems(args) -> list[str]:
+    """``bc_save_dataset`` writes the warm start's own games as one-hand games (train/bc_record.py)."""
+    if not args.bc_save_dataset:
+        return []
+    if args.bc_decisions == 0 or args.bc_dataset:
+        return [
+            _got(
+                args,
+                "bc_save_dataset",
+                "writes the games the warm start plays: needs bc_decisions > 0 and no bc_dataset",
+            )
+        ]
+    if args.hands_per_game != 1:
+        return [_got(args, "bc_save_dataset", "a dataset holds one-hand games: needs hands_per_game 1")]
+    if importlib.util.find_spec("pyarrow") is None:
+        return [_got(args, "bc_save_dataset", 'datasets need pyarrow: pip install "fzmj[data]"')]
+    return []
 
 
 # ---- Args ---------------------------------------------------------------------------------------------
@@ -192,6 +212,7 @@ def dependency_problems(args) -> list[str]:
         out.append(
             _got(args, "bc_dataset", "the warm start clones bc_decisions of its decisions: needs bc_decisions > 0")
         )
+    out += _save_dataset_problems(args)
     if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
         out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))
     if args.bc_teacher in ORACLE_TEACHERS and args.teacher_coef > 0 and args.teacher_mode == "ce":

@@ -4,8 +4,8 @@
   ``run_name=../../x`` or an absolute path cannot send files outside ``runs_dir``.
 * A fresh run into a folder that already holds a run (checkpoints or TensorBoard events) is
   REFUSED unless the user asks to overwrite (``--overwrite`` / ``overwrite: true``); overwriting
-  removes the old run's checkpoints and event files first, so the two runs never mix. Nothing
-  else in the folder is touched.
+  removes the old run's checkpoints, event files and warm-start dataset (``bc_dataset/``) first,
+  so the two runs never mix. Nothing else in the folder is touched.
 * ``--resume CKPT`` continues in the checkpoint's own run folder (the folder above
   ``checkpoints/``), whatever ``runs_dir``/``run_name`` the checkpoint file says.
 * While a run writes to its folder it holds an exclusive lock on ``<run>/.lock`` (``flock``: the
@@ -63,8 +63,10 @@ def holds_a_run(run_dir: Path) -> bool:
 
 
 def clear_run(run_dir: Path) -> None:
-    """Remove a previous run's output from ``run_dir``: ``checkpoints/`` and the event files only."""
+    """Remove a previous run's output from ``run_dir``: ``checkpoints/``, the event files and the
+    warm start's dataset (``bc_dataset/``, train/bc_record.py) only."""
     shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
+    shutil.rmtree(run_dir / "bc_dataset", ignore_errors=True)
     for pattern in _RUN_FILES:
         for p in run_dir.glob(pattern):
             p.unlink(missing_ok=True)

@@ -125,3 +125,15 @@ def test_ismcts_agent_acts_through_our_agent_interface():
     agent.simulations = 2
     action = int(agent.act(planes, g.mask[None])[0])
     assert g.mask[action] == 1
+
+
+def test_without_open_spiel_the_import_says_what_to_install():
+    """Where OpenSpiel is missing (Python 3.10 has no wheel), importing the integration is one line
+    naming the extra (a subprocess: the registered game stays registered here)."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['pyspiel'] = None\nimport fzmj.integrations.openspiel"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert 'pip install "fzmj[openspiel]"' in done.stderr.strip().splitlines()[-1]
