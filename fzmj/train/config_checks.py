@@ -192,6 +192,10 @@ def dependency_problems(args) -> list[str]:
         out.append(
             _got(args, "bc_dataset", "the warm start clones bc_decisions of its decisions: needs bc_decisions > 0")
         )
+    if args.bc_stream and not (args.bc_dataset and args.bc_dagger_rounds == 0):
+        out.append(
+            _got(args, "bc_stream", "streams a dataset's decisions once: needs bc_dataset and bc_dagger_rounds 0")
+        )
     if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
         out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))
     if args.bc_teacher in ORACLE_TEACHERS and args.teacher_coef > 0 and args.teacher_mode == "ce":
