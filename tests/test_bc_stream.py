@@ -153,3 +153,17 @@ def test_bc_stream_without_a_dataset_to_stream_is_refused(tmp_path, capsys, extr
         main(_argv(tmp_path, "--set", "bc_stream=true", "--set", "bc_decisions=500", *extra))
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and "bc_stream" in err[0] and "needs bc_dataset" in err[0]
+
+
+def test_a_streamed_dataset_is_not_held_in_memory(tmp_path, capsys):
+    """The memory check counts what the in-memory clone holds; a streamed one holds a few row groups."""
+    big = ["--set", f"bc_dataset={TINY}", "--set", "bc_decisions=40_000_000_000"]
+    with pytest.raises(SystemExit) as e:
+        main(_argv(tmp_path, *big))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "(bc_stream=true streams a bc_dataset instead)" in err[0]
+    from fzmj.train.config_checks import memory_problems
+    from fzmj.train.ppo_selfplay import parse_args
+
+    args, _ = parse_args(_argv(tmp_path, *big, "--set", "bc_stream=true"))
+    assert memory_problems(args) == []

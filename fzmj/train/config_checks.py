@@ -268,11 +268,13 @@ def memory_problems(args) -> list[str]:
             f"num_tables x num_steps: the rollout buffer needs about {need / 1e9:.1f} GB, "
             f"more than this machine's {total / 1e9:.1f} GB"
         )
-    need = args.bc_decisions * per
+    relabel = args.bc_dataset and args.bc_teacher in ORACLE_TEACHERS and not args.oracle_critic  # + hidden planes
+    need = 0 if args.bc_stream else args.bc_decisions * (per + (ORACLE_CHANNELS * 27 if relabel else 0))
     if need > total:
         out.append(
             f"bc_decisions: {args.bc_decisions:,} demonstrations need about {need / 1e9:.1f} GB, "
             f"more than this machine's {total / 1e9:.1f} GB"
+            + (" (bc_stream=true streams a bc_dataset instead)" if args.bc_dataset else "")
         )
     return out
 
