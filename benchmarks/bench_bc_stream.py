@@ -24,6 +24,7 @@ from types import SimpleNamespace
 def loader_alone(folder: str, decisions: int) -> float:
     """Decisions/s of the clone's batches with nothing trained on them."""
     from fzmj.data import open_dataset
+    from fzmj.data.loader import ReadOptions
     from fzmj.train.bc_stream import BUFFER_GROUPS, _prepare, _subset, game_split
 
     data = open_dataset(folder)
@@ -32,6 +33,7 @@ def loader_alone(folder: str, decisions: int) -> float:
         _prepare, lo=split["cut"], hi=split["last"], teacher="oracle:defend", scale=0.02, gamma=1.0, oracle=False
     )
     view = _subset(data, split["train_groups"])
+    prep(view.group(0, ReadOptions(privileged=True, only_choices=True)))  # warm: the kernels load once per process
     t0, n = time.perf_counter(), 0
     for batch in view.batches(1024, hand_features=True, privileged=True, only_choices=True, per_group=prep,
                               buffer_groups=BUFFER_GROUPS, torch=True):  # fmt: skip

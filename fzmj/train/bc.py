@@ -29,6 +29,7 @@ from fzmj.agents.policy import ActorCritic
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.vector import VectorEnv
 
+from .bc_loss import masked_cross_entropy
 from .selfplay_buffer import SelfPlayBuffer
 
 
@@ -194,19 +195,6 @@ def add_hand_features(demos: Demonstrations) -> None:
 
     planes = [torch.from_numpy(with_hand_features(demos.obs[i : i + 8192].numpy())) for i in range(0, len(demos), 8192)]
     demos.obs = torch.cat(planes)
-
-
-def masked_cross_entropy(
-    policy: ActorCritic, obs, mask, action, oracle=None
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(mean CE to action, value (N,), logits (N, 62))`` with illegal actions masked out; the
-    value of an oracle critic reads ``oracle``, the logits only for an oracle-guided actor."""
-    obs = policy.prepare(obs)  # hand-feature planes appended unless already there
-    hidden = policy.trunk(policy.actor_input(obs, oracle))  # an oracle-guided actor clones with every oracle plane
-    logits = policy.masked_logits(hidden, mask)
-    ce = nn.functional.cross_entropy(logits, action)
-    value = policy.value_from(hidden, obs, oracle)
-    return ce, value, logits
 
 
 def _rows(demos: Demonstrations, mb: torch.Tensor, dev) -> tuple:

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .bc import masked_cross_entropy
 from .bc_dataset import _returns, open_checked
+from .bc_loss import masked_cross_entropy
 
 PREFETCH = 4  # batches the loader thread may run ahead (memory: PREFETCH batches + BUFFER_GROUPS row groups)
 BUFFER_GROUPS = 4  # row groups mixed at a time (~13k decisions each): the loader's shuffle buffer
