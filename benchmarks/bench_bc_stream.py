@@ -2,7 +2,7 @@
 (the clone's read options: v2 + hand features, the hidden state, the all-seeing teacher's labels
 and the returns per row group) against the whole streamed clone (ppo_default's network), in
 decisions per second, with the share of the clone's time spent waiting for a batch; the machine and
-its load averages printed beside them (a shared machine's figures move with what else runs).
+its load averages printed beside them, and each stage of the loader alone (a shared machine's figures move with what else runs).
 
     python benchmarks/bench_bc_stream.py DATASET --decisions 200000 --json
 
@@ -41,6 +41,35 @@ def loader_alone(folder: str, decisions: int) -> float:
     return n / (time.perf_counter() - t0)
 
 
+def stages(folder: str, groups: int = 4) -> dict:
+    """Decisions/s of each stage of the loader, one row group at a time: the replay (v2 planes and
+    the hidden state, decisions with a choice), the teacher's labels with the returns, the hand
+    features (one Numba thread)."""
+    from fzmj.data import open_dataset
+    from fzmj.data.loader import ReadOptions, _read_group
+    from fzmj.train.bc_stream import _prepare
+    from fzmj_env.features import with_hand_features
+
+    data = open_dataset(folder)
+    prep = partial(_prepare, lo=0, hi=1 << 62, teacher="oracle:defend", scale=0.02, gamma=1.0, oracle=False)
+    options = ReadOptions(privileged=True, only_choices=True)
+    with_hand_features(prep(_read_group(data.groups[0], data.rules, data.slots, options))["obs"])  # warm
+    spent = {"replay": 0.0, "teacher_and_returns": 0.0, "hand_features": 0.0}
+    n = 0
+    for group in data.groups[1 : 1 + groups]:
+        t0 = time.perf_counter()
+        rows = _read_group(group, data.rules, data.slots, options)
+        t1 = time.perf_counter()
+        rows = prep(rows)
+        t2 = time.perf_counter()
+        with_hand_features(rows["obs"])
+        t3 = time.perf_counter()
+        n += len(rows["action"])
+        for key, dt in zip(spent, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+            spent[key] += dt
+    return {f"{k}_decisions_per_s": round(n / v) for k, v in spent.items()}
+
+
 def streamed_clone(folder: str, decisions: int) -> dict:
     """The streamed clone of ppo_default's network (MLP 128-128 with the hand features), one epoch."""
     import torch
@@ -70,6 +99,7 @@ def main() -> None:
 
     torch.set_num_threads(1)  # the trainer's setting: one torch thread
     load_before = os.getloadavg()[0]
+    parts = stages(a.dataset)
     loads = [loader_alone(a.dataset, a.decisions) for _ in range(a.runs)]
     clones = [streamed_clone(a.dataset, a.decisions) for _ in range(a.runs)]
     out = {
@@ -77,6 +107,7 @@ def main() -> None:
         "clone_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in clones)),
         "clone_data_wait": round(statistics.median(c["data_wait"] for c in clones), 3),
         "clone_accuracy": round(statistics.median(c["accuracy"] for c in clones), 4),
+        **parts,
         "decisions": a.decisions,
         "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",
         "load_average_before": round(load_before, 2),

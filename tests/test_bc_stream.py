@@ -167,3 +167,30 @@ def test_a_streamed_dataset_is_not_held_in_memory(tmp_path, capsys):
 
     args, _ = parse_args(_argv(tmp_path, *big, "--set", "bc_stream=true"))
     assert memory_problems(args) == []
+
+
+class _Pool:
+    """``apply_async`` run at once; counts the jobs submitted and not yet taken."""
+
+    def __init__(self):
+        self.out = 0
+        self.most = 0
+
+    def apply_async(self, fn, args):
+        self.out += 1
+        self.most = max(self.most, self.out)
+        pool = self
+
+        class Result:
+            def get(self):
+                pool.out -= 1
+                return fn(*args)
+
+        return Result()
+
+
+def test_the_loaders_workers_run_at_most_two_row_groups_ahead_each():
+    """``Pool.imap`` would submit every row group at once: a slow clone would hold them all."""
+    pool = _Pool()
+    got = list(loader.bounded_imap(pool, lambda x: x * 2, range(50), ahead=2))
+    assert got == [2 * x for x in range(50)] and pool.most == 2

@@ -16,7 +16,7 @@
 # everything goes (keep it out of the checkout), JOBS 1 to train the two runs one after the other.
 set -euo pipefail
 HANDS=${HANDS:-200000}
-DECISIONS=${DECISIONS:-2000000}
+DECISIONS=${DECISIONS:-1000000}
 STEPS=${STEPS:-3000000}
 SEEDS=${SEEDS:-"4041 5051 6061"}
 EVAL_HANDS=${EVAL_HANDS:-4000}

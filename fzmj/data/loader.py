@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,13 +119,25 @@ class Dataset:
             return
         ctx = mp.get_context("fork" if "torch" not in sys.modules else "spawn")
         with ctx.Pool(workers) as pool:
-            for part, packed in pool.imap(_read_job, jobs):
+            for part, packed in bounded_imap(pool, _read_job, jobs, 2 * workers):
                 yield _unpacked(part, packed)
 
     def decisions(self, obs: str = "v2", **kwargs) -> dict:
         """Every recorded decision at once, in order (for a small dataset: it is all in memory)."""
         parts = list(self.batches(max(1, self.num_decisions), obs, shuffle=False, **kwargs))
         return parts[0] if parts else {}
+
+
+def bounded_imap(pool, fn, jobs, ahead: int) -> Iterator:
+    """``pool.imap(fn, jobs)`` with at most ``ahead`` jobs submitted and not yet taken: ``imap``
+    submits them all, so a consumer slower than the workers would hold every row group at once."""
+    pending: deque = deque()
+    for job in jobs:
+        pending.append(pool.apply_async(fn, (job,)))
+        if len(pending) >= ahead:
+            yield pending.popleft().get()
+    while pending:
+        yield pending.popleft().get()
 
 
 def open_dataset(folder: str | Path, verify: bool = True) -> Dataset:

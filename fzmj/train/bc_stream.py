@@ -15,13 +15,15 @@ clone's weights) would then depend on the machine's memory; a config names one p
 - Each row group is prepared whole (:func:`_prepare`): its games kept, each decision's return along
   its seat's chain, the all-seeing teacher's labels (``bc_teacher: oracle:defend``) from the
   replayed hidden state. Labels depend on the decision alone, so they equal the in-memory path's.
-- The loader runs in a thread ahead of the training (a queue of ``PREFETCH`` batches): the replay
-  and the update overlap where torch lets go of the GIL; ``data_wait`` is the share of the time the
-  update waited for a batch (0: the clone never waits on data).
+- The row groups are replayed in a worker process (:func:`replay_workers`; at most two row groups
+  ahead) and mixed into batches by a thread (a queue of ``PREFETCH`` batches), so the replay and
+  the update overlap; ``data_wait`` is the share of the time the update waited for a batch (0: the
+  clone never waits on data).
 """
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -36,6 +38,13 @@ from .bc_loss import masked_cross_entropy
 
 PREFETCH = 4  # batches the loader thread may run ahead (memory: PREFETCH batches + BUFFER_GROUPS row groups)
 BUFFER_GROUPS = 4  # row groups mixed at a time (~13k decisions each): the loader's shuffle buffer
+
+
+def replay_workers() -> int:
+    """Processes that replay row groups beside the training one: one where there is a second core
+    (the Numba kernels hold the GIL, so a thread alone cannot overlap them with the update); the
+    batches are the same whatever the number (the loader takes the workers' results in order)."""
+    return 1 if (os.cpu_count() or 1) > 1 else 0
 
 
 def stream_clone(policy, args, log=None, progress: bool = True, holdout: float = 0.05) -> dict:
@@ -167,8 +176,9 @@ def _fit(policy, data, read: dict, args, log, progress: bool) -> dict:
     for epoch in range(args.bc_epochs):
         sums, n = np.zeros(2), 0
         source = data.batches(
-            args.bc_batch_size, seed=args.seed, epoch=epoch, torch=True, buffer_groups=BUFFER_GROUPS, **read
-        )
+            args.bc_batch_size, seed=args.seed, epoch=epoch, torch=True, buffer_groups=BUFFER_GROUPS,
+            workers=replay_workers(), **read,
+        )  # fmt: skip
         for batch, waited in prefetched(source):
             for g in opt.param_groups:
                 g["lr"] = args.bc_learning_rate * (1.0 - 0.9 * min(1.0, step / total))
