@@ -70,12 +70,17 @@ def stages(folder: str, groups: int = 4) -> dict:
     return {f"{k}_decisions_per_s": round(n / v) for k, v in spent.items()}
 
 
-def streamed_clone(folder: str, decisions: int) -> dict:
-    """The streamed clone of ppo_default's network (MLP 128-128 with the hand features), one epoch."""
+def streamed_clone(folder: str, decisions: int, workers: int | None = None) -> dict:
+    """The streamed clone of ppo_default's network (MLP 128-128 with the hand features), one epoch;
+    ``workers=0``: the row groups replayed by the loader thread alone (no worker process)."""
     import torch
 
     from fzmj.agents.policy import ActorCritic
+    from fzmj.train import bc_stream
     from fzmj.train.bc_stream import stream_clone
+
+    if workers is not None:
+        bc_stream.replay_workers = lambda: workers
 
     torch.manual_seed(0)
     policy = ActorCritic(hidden_sizes=(128, 128), hand_features=True)
@@ -102,11 +107,14 @@ def main() -> None:
     parts = stages(a.dataset)
     loads = [loader_alone(a.dataset, a.decisions) for _ in range(a.runs)]
     clones = [streamed_clone(a.dataset, a.decisions) for _ in range(a.runs)]
+    threads = [streamed_clone(a.dataset, a.decisions, workers=0) for _ in range(a.runs)]
     out = {
         "loader_decisions_per_s": round(statistics.median(loads)),
         "clone_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in clones)),
         "clone_data_wait": round(statistics.median(c["data_wait"] for c in clones), 3),
         "clone_accuracy": round(statistics.median(c["accuracy"] for c in clones), 4),
+        "clone_no_worker_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in threads)),
+        "clone_no_worker_data_wait": round(statistics.median(c["data_wait"] for c in threads), 3),
         **parts,
         "decisions": a.decisions,
         "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",

@@ -142,7 +142,7 @@ def test_a_smoke_run_streams_its_warm_start(tmp_path, capsys):
     assert main([*argv, "--set", "bc_eval_hands=8", "--set", "bc_epochs=1", "--set", "bc_teacher=oracle:defend"]) == 0
     assert (tmp_path / "t" / "checkpoints" / "bc.pt").is_file()
     out = capsys.readouterr().out
-    assert "bc stream: epoch 1/1 done" in out and f"of the dataset {TINY}" in out
+    assert "bc stream: epoch 1/1 done" in out and f"of the dataset {TINY} (streamed), accuracy" in out
 
 
 @pytest.mark.parametrize(

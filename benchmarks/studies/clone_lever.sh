@@ -4,7 +4,7 @@
 #   control: ppo_default as it is: 200k decisions of the heuristic playing now, in memory, 4 epochs
 #   lever:   ppo_default cloning a recorded heuristic self-play dataset instead, streamed
 #            (bc_stream), labelled by the all-seeing teacher (bc_teacher: oracle:defend), 1 epoch
-# then the same PPO steps from each (--deterministic, seed 1), and both checkpoints, the clone
+# then the same PPO steps from each clone (--deterministic, seed 1), and both checkpoints, the clone
 # alone ("before", bc.pt) and the last ("after", latest.pt), paired on the same walls
 # (oracle_ablation.py: the first is the control; each also against heuristic).
 #
@@ -17,7 +17,7 @@
 set -euo pipefail
 HANDS=${HANDS:-200000}
 DECISIONS=${DECISIONS:-1000000}
-STEPS=${STEPS:-3000000}
+STEPS=${STEPS:-1000000}
 SEEDS=${SEEDS:-"4041 5051 6061"}
 EVAL_HANDS=${EVAL_HANDS:-4000}
 OUT=${OUT:-/root/lever55}
@@ -30,30 +30,37 @@ mkdir -p "$OUT" "$RUNS"
 # 1. the dataset (the same command writes the same dataset; a killed one resumes)
 fzmj-data collect --agents heuristic --hands "$HANDS" --workers 2 --out "$DATA"
 
-# 2. the two runs: ppo_default, the same seed and steps; only the warm start differs
-common=(--deterministic --no-progress --set runs_dir="$RUNS" --set total_timesteps="$STEPS" --set seed=1)
+# 2. the two clones (each a run of one PPO update, whose checkpoints/bc.pt is the clone), then the
+#    same PPO steps from each clone (bc_checkpoint: it is also the KL pull's teacher)
+common=(--deterministic --no-progress --set runs_dir="$RUNS" --set seed=1)
 train() {  # NAME, extra --set arguments
   local name=$1
   shift
   fzmj-train "${common[@]}" --set run_name="$name" "$@" > "$OUT/$name.log" 2>&1
 }
+clone_and_ppo() {  # NAME, the clone's --set arguments
+  local name=$1
+  shift
+  train "$name" --set total_timesteps=16384 "$@"
+  train "${name}_ppo" --set total_timesteps="$STEPS" --set bc_checkpoint="$RUNS/$name/checkpoints/bc.pt"
+}
+lever=(--set bc_dataset="$DATA" --set bc_stream=true --set bc_decisions="$DECISIONS"
+  --set bc_teacher=oracle:defend --set bc_epochs=1)
 if [ "$JOBS" = 1 ]; then
-  train control
-  train lever --set bc_dataset="$DATA" --set bc_stream=true --set bc_decisions="$DECISIONS" \
-    --set bc_teacher=oracle:defend --set bc_epochs=1
+  clone_and_ppo control
+  clone_and_ppo lever "${lever[@]}"
 else
-  train control &
-  train lever --set bc_dataset="$DATA" --set bc_stream=true --set bc_decisions="$DECISIONS" \
-    --set bc_teacher=oracle:defend --set bc_epochs=1 &
+  clone_and_ppo control &
+  clone_and_ppo lever "${lever[@]}" &
   wait
 fi
 
 # 3. before (the clones) and after (the last checkpoints), paired on the same walls
 # shellcheck disable=SC2086 # SEEDS is a list
 for when in before after; do
-  ckpt=latest.pt
-  [ "$when" = before ] && ckpt=bc.pt
+  ckpt=latest.pt run=_ppo
+  [ "$when" = before ] && ckpt=bc.pt run=
   python "$HERE/benchmarks/studies/oracle_ablation.py" \
-    "control=$RUNS/control/checkpoints/$ckpt" "lever=$RUNS/lever/checkpoints/$ckpt" \
+    "control=$RUNS/control$run/checkpoints/$ckpt" "lever=$RUNS/lever$run/checkpoints/$ckpt" \
     --seeds $SEEDS --hands "$EVAL_HANDS" --json "$OUT/ablation_$when.json" | tee "$OUT/ablation_$when.txt"
 done

@@ -333,7 +333,8 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
     source = f"the dataset {args.bc_dataset}" if args.bc_dataset else repr(args.bc_teacher)
     line = (
-        f"bc: {stats['decisions']:,} decisions of {source} ({stats['collect_seconds']:.0f}s), accuracy "
+        f"bc: {stats['decisions']:,} decisions of {source} "
+        f"({'streamed' if args.bc_stream else format(stats['collect_seconds'], '.0f') + 's'}), accuracy "
         f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
     )
     line += _check_clone(args, path, stats, writer)
