@@ -194,3 +194,18 @@ def test_the_loaders_workers_run_at_most_two_row_groups_ahead_each():
     pool = _Pool()
     got = list(loader.bounded_imap(pool, lambda x: x * 2, range(50), ahead=2))
     assert got == [2 * x for x in range(50)] and pool.most == 2
+
+
+def test_a_replay_worker_gives_the_same_clone(three_groups, monkeypatch):
+    """The row groups replayed in a worker process (machines of more than two cores) or by the
+    loader thread: the same batches, so the same weights."""
+    import fzmj.train.bc_stream as bc_stream
+
+    weights = []
+    for workers in (0, 1):
+        monkeypatch.setattr(bc_stream, "replay_workers", lambda w=workers: w)
+        torch.manual_seed(0)
+        policy = ActorCritic(hidden_sizes=(32,), hand_features=True)
+        stream_clone(policy, _args(three_groups, bc_decisions=3000), progress=False)
+        weights.append(torch.cat([p.detach().flatten() for p in policy.parameters()]))
+    assert torch.equal(weights[0], weights[1])

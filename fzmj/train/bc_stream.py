@@ -15,9 +15,9 @@ clone's weights) would then depend on the machine's memory; a config names one p
 - Each row group is prepared whole (:func:`_prepare`): its games kept, each decision's return along
   its seat's chain, the all-seeing teacher's labels (``bc_teacher: oracle:defend``) from the
   replayed hidden state. Labels depend on the decision alone, so they equal the in-memory path's.
-- The row groups are replayed in a worker process (:func:`replay_workers`; at most two row groups
-  ahead) and mixed into batches by a thread (a queue of ``PREFETCH`` batches), so the replay and
-  the update overlap; ``data_wait`` is the share of the time the update waited for a batch (0: the
+- The row groups are replayed (in a worker process on more than two cores, :func:`replay_workers`;
+  at most two row groups ahead) and mixed into batches by a thread (a queue of ``PREFETCH``
+  batches), so the replay and the update overlap where the cores allow; ``data_wait`` is the share of the time the update waited for a batch (0: the
   clone never waits on data).
 """
 
@@ -41,10 +41,12 @@ BUFFER_GROUPS = 4  # row groups mixed at a time (~13k decisions each): the loade
 
 
 def replay_workers() -> int:
-    """Processes that replay row groups beside the training one: one where there is a second core
-    (the Numba kernels hold the GIL, so a thread alone cannot overlap them with the update); the
-    batches are the same whatever the number (the loader takes the workers' results in order)."""
-    return 1 if (os.cpu_count() or 1) > 1 else 0
+    """Processes that replay row groups beside the training one: one on a machine of more than two
+    cores (the Numba kernels hold the GIL, so the loader thread alone cannot run the replay beside
+    the update); none on two, where the process lost to the thread alone (spawn, pipe: 7,056
+    against 8,442 decisions/s, ``benchmarks/bench_bc_stream.py``, docs/data.md). The batches are the
+    same whatever the number (the loader takes the workers' results in order)."""
+    return 1 if (os.cpu_count() or 1) > 2 else 0
 
 
 def stream_clone(policy, args, log=None, progress: bool = True, holdout: float = 0.05) -> dict:
