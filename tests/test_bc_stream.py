@@ -66,9 +66,9 @@ def test_the_split_holds_out_whole_games_first(three_groups):
     data = open_dataset(three_groups)
     split = game_split(data, 1 << 30, 0.05, progress=False)
     assert split["first"] < split["cut"] <= split["last"] and split["held_groups"] == [0]
-    assert split["train_groups"] == [0, 1, 2] and split["recorded"] == len(data)
-    small = game_split(data, 3000, 0.5, progress=False)  # whole games up to 3,000 recorded decisions
-    assert small["recorded"] <= 3000 and small["train_groups"] == [0]
+    assert split["train_groups"] == [0, 1, 2] and split["played"] == len(data) > split["train_played"] > 0
+    small = game_split(data, 3000, 0.5, progress=False)  # whole games up to 3,000 decisions played
+    assert small["played"] <= 3000 and small["train_groups"] == [0]
 
 
 def test_a_streamed_clone_learns(three_groups, capsys):
@@ -124,8 +124,8 @@ def test_a_loader_error_reaches_the_clone():
 
 def test_bc_decisions_above_the_dataset_takes_it_all_and_says_so(capsys):
     split = game_split(open_dataset(TINY), 10**9, 0.05)
-    assert split["recorded"] == 602
-    assert "bc_decisions 1,000,000,000 >= the dataset's 602 recorded decisions" in capsys.readouterr().out
+    assert split["played"] == 602  # every seat's decisions are recorded in the tiny dataset
+    assert "bc_decisions 1,000,000,000 >= the 602 decisions played in the dataset" in capsys.readouterr().out
     with pytest.raises(DatasetError, match="keep one game"):
         game_split(open_dataset(TINY), 1, 0.05)
 
@@ -209,3 +209,17 @@ def test_a_replay_worker_gives_the_same_clone(three_groups, monkeypatch):
         stream_clone(policy, _args(three_groups, bc_decisions=3000), progress=False)
         weights.append(torch.cat([p.detach().flatten() for p in policy.parameters()]))
     assert torch.equal(weights[0], weights[1])
+
+
+def test_the_learning_rate_decays_to_a_tenth_over_the_games_taken(three_groups, monkeypatch):
+    """One epoch over part of a dataset: the schedule counts the games taken, not the dataset."""
+    import fzmj.train.bc_stream as bc_stream
+
+    rates = []
+    real = bc_stream._step
+    monkeypatch.setattr(
+        bc_stream, "_step", lambda p, opt, *a: rates.append(opt.param_groups[0]["lr"]) or real(p, opt, *a)
+    )
+    policy = ActorCritic(hidden_sizes=(32,), hand_features=True)
+    stream_clone(policy, _args(three_groups, bc_decisions=6000, bc_batch_size=256), progress=False)
+    assert rates[0] == 1e-3 and 1e-4 <= rates[-1] < 1.5e-4, rates[-1]

@@ -7,9 +7,10 @@ planes are held at once: 2,673 bytes each for v2 with the hand features, ~55 GB 
 Why a key, not a size above which streaming switches on by itself: which path trains (and so the
 clone's weights) would then depend on the machine's memory; a config names one path everywhere.
 
-- Which decisions: whole games in dataset order while their *recorded* decisions (forced ones
-  included: which are forced is known only once replayed) add up to at most ``bc_decisions``; a
-  ``bc_decisions`` above the dataset's size takes all of it, and says so in one line.
+- Which decisions: whole games in dataset order while the decisions played in them (read from the
+  hand rows without a replay: forced ones included, and every seat's in a dataset that records
+  some seats only) add up to at most ``bc_decisions``; a ``bc_decisions`` above the dataset's
+  size takes all of it, and says so in one line.
 - Held out: the first ``holdout`` share of those games (as in memory: whole games, never trained on);
   the accuracy is measured on them after the last epoch (one more replay of their row groups).
 - Each row group is prepared whole (:func:`_prepare`): its games kept, each decision's return along
@@ -67,7 +68,7 @@ def stream_clone(policy, args, log=None, progress: bool = True, holdout: float =
     train = _subset(data, split["train_groups"])
     held = _subset(data, split["held_groups"])
     train_read = dict(read, per_group=partial(prep, lo=split["cut"], hi=split["last"]))
-    stats = _fit(policy, train, train_read, args, log, progress)
+    stats = _fit(policy, train, train_read, args, log, progress, split["train_played"])
     held_read = dict(read, per_group=partial(prep, lo=split["first"], hi=split["cut"] - 1))
     stats.update(holdout_stream(policy, held, held_read, args.bc_batch_size))
     stats.update(decisions=stats["train_decisions"] + stats["holdout_decisions"])
@@ -92,7 +93,7 @@ def game_split(data, decisions: int, holdout: float, progress: bool = True) -> d
         raise DatasetError(f"{data.folder}: its games are not in increasing order (not as fzmj-data collect wrote it)")
     total = int(count.sum())
     if decisions >= total and progress:
-        print(f"bc: bc_decisions {decisions:,} >= the dataset's {total:,} recorded decisions: cloning all of them")
+        print(f"bc: bc_decisions {decisions:,} >= the {total:,} decisions played in the dataset: cloning all of it")
     n = max(1, int(np.searchsorted(np.cumsum(count), decisions, side="right")))
     n_held = max(1, int(round(holdout * n)))
     if n < 2:
@@ -104,7 +105,8 @@ def game_split(data, decisions: int, holdout: float, progress: bool = True) -> d
         last=int(game[n - 1]),
         held_groups=sorted(set(group_of[:n_held].tolist())),
         train_groups=sorted(set(group_of[n_held:n].tolist())),
-        recorded=int(count[:n].sum()),
+        played=int(count[:n].sum()),
+        train_played=int(count[n_held:n].sum()),
     )
 
 
@@ -166,13 +168,14 @@ def prefetched(batches, depth: int = PREFETCH):
         yield item, waited
 
 
-def _fit(policy, data, read: dict, args, log, progress: bool) -> dict:
+def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> dict:
     """Minibatch Adam over ``bc_epochs`` streamed passes (the loss and clipping of
-    ``bc.behaviour_clone``); the learning rate decays linearly to a tenth over the estimated
-    minibatches (the recorded decisions times the share with a choice, from the first epoch on)."""
+    ``bc.behaviour_clone``); the learning rate decays linearly to a tenth over the minibatches:
+    in the first epoch as if each of the ``played`` decisions of the trained games had a choice
+    (forced ones, if any, make it decay a little less), then over the count the first epoch saw."""
     opt = torch.optim.Adam(policy.parameters(), lr=args.bc_learning_rate, eps=1e-5)
     dev = next(policy.parameters()).device
-    total = max(1, len(data) // args.bc_batch_size * args.bc_epochs)  # refined after the first epoch
+    total = max(1, -(-played // args.bc_batch_size) * args.bc_epochs)  # refined after the first epoch
     step, seen, wait, t0 = 0, 0, 0.0, time.perf_counter()
     stats: dict = {}
     for epoch in range(args.bc_epochs):
