@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sys
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class ReadOptions:
     only_choices: bool = False  # drop forced decisions (one legal action), as the warm start does
     threads: int = 1  # Numba threads of the hand features
     distribution: bool = False  # each acting agent's action distribution, recomputed (see _with_distribution)
+    per_group: Callable[[dict], dict] | None = None  # applied to each row group before the hand features and mixing
 
 
 class Dataset:
@@ -87,6 +89,7 @@ class Dataset:
         threads: int = 1,
         torch: bool = False,
         drop_last: bool = False,
+        per_group: Callable[[dict], dict] | None = None,
     ) -> Iterator[dict]:
         """Batches of ``batch_size`` decisions: dicts of arrays (``torch``: tensors) with ``obs``,
         ``mask``, ``action``, ``ret``, ``seat``, ``slot``, ``step``, ``game``, ``wall``, ``hand``,
@@ -94,12 +97,14 @@ class Dataset:
         a policy's input); with ``distribution``, ``probs`` (N, 62) float32 and ``has_probs``: the
         action distribution of each acting agent that has one (``action_probs``: ``ppo:``,
         ``pretrained``), recomputed from the rebuilt observation (zeros for the others). ``workers`` > 0 replays row groups in that many processes (same batches).
+        ``per_group(rows) -> rows`` makes each replayed row group (whole games) into the rows to mix,
+        before the hand features: fields that need whole games, e.g. returns (picklable with workers).
         Memory: about ``buffer_groups`` row groups of decisions (~13k each) at a time."""
         if obs not in OBS_VERSIONS:
             raise ValueError(f"obs must be one of {OBS_VERSIONS}, got {obs!r}")
         if batch_size < 1 or buffer_groups < 1 or workers < 0:
             raise ValueError("batch_size and buffer_groups must be >= 1, workers >= 0")
-        options = ReadOptions(obs, hand_features, privileged, only_choices, threads, distribution)
+        options = ReadOptions(obs, hand_features, privileged, only_choices, threads, distribution, per_group)
         rng = np.random.default_rng([seed, epoch])
         order = rng.permutation(len(self.groups)) if shuffle else np.arange(len(self.groups))
         parts = self._replayed(order, options, workers)
@@ -114,13 +119,25 @@ class Dataset:
             return
         ctx = mp.get_context("fork" if "torch" not in sys.modules else "spawn")
         with ctx.Pool(workers) as pool:
-            for part, packed in pool.imap(_read_job, jobs):
+            for part, packed in bounded_imap(pool, _read_job, jobs, 2 * workers):
                 yield _unpacked(part, packed)
 
     def decisions(self, obs: str = "v2", **kwargs) -> dict:
         """Every recorded decision at once, in order (for a small dataset: it is all in memory)."""
         parts = list(self.batches(max(1, self.num_decisions), obs, shuffle=False, **kwargs))
         return parts[0] if parts else {}
+
+
+def bounded_imap(pool, fn, jobs, ahead: int) -> Iterator:
+    """``pool.imap(fn, jobs)`` with at most ``ahead`` jobs submitted and not yet taken: ``imap``
+    submits them all, so a consumer slower than the workers would hold every row group at once."""
+    pending: deque = deque()
+    for job in jobs:
+        pending.append(pool.apply_async(fn, (job,)))
+        if len(pending) >= ahead:
+            yield pending.popleft().get()
+    while pending:
+        yield pending.popleft().get()
 
 
 def open_dataset(folder: str | Path, verify: bool = True) -> Dataset:
@@ -174,6 +191,8 @@ def _read_group(group: tuple[Path, int, int], rules: Rules, slots, options: Read
         out = {k: v[keep] for k, v in out.items()}
     if options.distribution:
         _with_distribution(out, agents)
+    if options.per_group is not None:
+        out = options.per_group(out)
     if options.hand_features:
         from fzmj_env.features import with_hand_features
 

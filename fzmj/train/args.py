@@ -136,6 +136,8 @@ class Args:
     """a dataset folder (fzmj-data collect, docs/data.md) to clone instead of games bc_teacher plays now: up to bc_decisions of its recorded decisions with a choice, whole games, replayed in the run's obs_version; it must be of the run's preset (bc_teacher still labels DAgger rounds and names the clone's check opponent; the all-seeing oracle:defend labels the dataset's decisions from their replayed hidden state)"""
     bc_save_dataset: bool = False
     """write the warm start's games (bc_teacher at every seat, the first round) as a dataset in the run folder, RUN/bc_dataset (fzmj-data's format, ~1.2 bytes a decision; a later run's bc_dataset clones it): every hand played to its end, so the hands running when bc_decisions was reached are whole there; the clone is the same either way (needs bc_decisions > 0, no bc_dataset, hands_per_game 1, pyarrow: pip install "fzmj[data]"). Off by default: pyarrow is optional and the same seed plays the same games again"""
+    bc_stream: bool = False
+    """with bc_dataset: stream the clone's minibatches through the dataset loader (memory: a few row groups, whatever the size) instead of holding every decision's planes (2.7 kB each in v2 with the hand features); bc_decisions then counts the decisions played in its games, forced ones included (train/bc_stream.py)"""
     bc_checkpoint: str = ""
     """start from this checkpoint's policy (and critic) instead of cloning: a path (e.g. an earlier run's bc.pt) or pretrained[:vN], a shipped one; it is also the KL teacher"""
 

@@ -31,6 +31,7 @@ from fzmj_env.vector import VectorEnv
 
 from .bc_record import FOLDER as DATASET_FOLDER
 from .bc_record import HandRecorder
+from .bc_loss import masked_cross_entropy
 from .selfplay_buffer import SelfPlayBuffer
 
 
@@ -210,19 +211,6 @@ def add_hand_features(demos: Demonstrations) -> None:
     demos.obs = torch.cat(planes)
 
 
-def masked_cross_entropy(
-    policy: ActorCritic, obs, mask, action, oracle=None
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(mean CE to action, value (N,), logits (N, 62))`` with illegal actions masked out; the
-    value of an oracle critic reads ``oracle``, the logits only for an oracle-guided actor."""
-    obs = policy.prepare(obs)  # hand-feature planes appended unless already there
-    hidden = policy.trunk(policy.actor_input(obs, oracle))  # an oracle-guided actor clones with every oracle plane
-    logits = policy.masked_logits(hidden, mask)
-    ce = nn.functional.cross_entropy(logits, action)
-    value = policy.value_from(hidden, obs, oracle)
-    return ce, value, logits
-
-
 def _rows(demos: Demonstrations, mb: torch.Tensor, dev) -> tuple:
     """``(obs, mask, action, oracle)`` of the decisions ``mb``, on ``dev``."""
     oracle = demos.oracle.index_select(0, mb).to(dev) if demos.oracle is not None else None
@@ -349,6 +337,28 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     cost = search_cost(args.bc_teacher, args.bc_decisions)
     if cost:
         print(f"bc: teacher {args.bc_teacher!r} {cost}", flush=True)
+    if args.bc_stream:  # a large dataset, streamed (train/bc_stream.py)
+        from .bc_stream import stream_clone
+
+        stats = stream_clone(agent, args, log=writer.add_scalar)
+        stats.update(collect_seconds=0.0, seconds=time.perf_counter() - t0, rounds=1)
+    else:
+        stats = _clone_rounds(agent, args, writer, t0)
+    save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
+    source = f"the dataset {args.bc_dataset}" if args.bc_dataset else repr(args.bc_teacher)
+    line = (
+        f"bc: {stats['decisions']:,} decisions of {source} "
+        f"({'streamed' if args.bc_stream else format(stats['collect_seconds'], '.0f') + 's'}), accuracy "
+        f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
+    )
+    line += _check_clone(args, path, stats, writer)
+    print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
+    return stats
+
+
+def _clone_rounds(agent: ActorCritic, args, writer, t0: float) -> dict:
+    """The in-memory clone: the demonstrations (the dataset's or the teacher's games), then each
+    DAgger round's; returns the last fit's statistics."""
     demos = stats = None
     for rnd in range(1 + args.bc_dagger_rounds):
         t_round = time.perf_counter()
@@ -381,14 +391,6 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
                 f"collect), accuracy {stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions",
                 flush=True,
             )
-    save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
-    source = f"the dataset {args.bc_dataset}" if args.bc_dataset else repr(args.bc_teacher)
-    line = (
-        f"bc: {len(demos):,} decisions of {source} ({stats['collect_seconds']:.0f}s), accuracy "
-        f"{stats['accuracy']:.1%} on {stats['holdout_decisions']:,} held-out decisions"
-    )
-    line += _check_clone(args, path, stats, writer)
-    print(line + f" ({time.perf_counter() - t0:.0f}s in all)", flush=True)
     return stats
 
 

@@ -213,6 +213,10 @@ def dependency_problems(args) -> list[str]:
             _got(args, "bc_dataset", "the warm start clones bc_decisions of its decisions: needs bc_decisions > 0")
         )
     out += _save_dataset_problems(args)
+    if args.bc_stream and not (args.bc_dataset and args.bc_dagger_rounds == 0):
+        out.append(
+            _got(args, "bc_stream", "streams a dataset's decisions once: needs bc_dataset and bc_dagger_rounds 0")
+        )
     if args.bc_dagger_rounds > 0 and args.bc_decisions == 0:
         out.append(_got(args, "bc_dagger_rounds", "DAgger rounds follow a clone: needs bc_decisions > 0"))
     if args.bc_teacher in ORACLE_TEACHERS and args.teacher_coef > 0 and args.teacher_mode == "ce":
@@ -285,11 +289,13 @@ def memory_problems(args) -> list[str]:
             f"num_tables x num_steps: the rollout buffer needs about {need / 1e9:.1f} GB, "
             f"more than this machine's {total / 1e9:.1f} GB"
         )
-    need = args.bc_decisions * per
+    relabel = args.bc_dataset and args.bc_teacher in ORACLE_TEACHERS and not args.oracle_critic  # + hidden planes
+    need = 0 if args.bc_stream else args.bc_decisions * (per + (ORACLE_CHANNELS * 27 if relabel else 0))
     if need > total:
         out.append(
             f"bc_decisions: {args.bc_decisions:,} demonstrations need about {need / 1e9:.1f} GB, "
             f"more than this machine's {total / 1e9:.1f} GB"
+            + (" (bc_stream=true streams a bc_dataset instead)" if args.bc_dataset else "")
         )
     return out
 
