@@ -29,9 +29,9 @@ from fzmj.agents.policy import ActorCritic
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.vector import VectorEnv
 
+from .bc_loss import masked_cross_entropy
 from .bc_record import FOLDER as DATASET_FOLDER
 from .bc_record import HandRecorder
-from .bc_loss import masked_cross_entropy
 from .selfplay_buffer import SelfPlayBuffer
 
 
@@ -343,7 +343,7 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
         stats = stream_clone(agent, args, log=writer.add_scalar)
         stats.update(collect_seconds=0.0, seconds=time.perf_counter() - t0, rounds=1)
     else:
-        stats = _clone_rounds(agent, args, writer, t0)
+        stats = _clone_rounds(agent, args, writer, t0, path)
     save_checkpoint(path, agent, config=dataclasses.asdict(args), bc=dict(stats))
     source = f"the dataset {args.bc_dataset}" if args.bc_dataset else repr(args.bc_teacher)
     line = (
@@ -356,9 +356,10 @@ def warm_start(agent: ActorCritic, args, writer, path) -> dict:
     return stats
 
 
-def _clone_rounds(agent: ActorCritic, args, writer, t0: float) -> dict:
-    """The in-memory clone: the demonstrations (the dataset's or the teacher's games), then each
-    DAgger round's; returns the last fit's statistics."""
+def _clone_rounds(agent: ActorCritic, args, writer, t0: float, path) -> dict:
+    """The in-memory clone: the demonstrations (the dataset's or the teacher's games, written as a
+    dataset beside the BC checkpoint ``path`` with ``bc_save_dataset``), then each DAgger round's;
+    returns the last fit's statistics."""
     demos = stats = None
     for rnd in range(1 + args.bc_dagger_rounds):
         t_round = time.perf_counter()
