@@ -156,22 +156,18 @@ def table_bytes(buf: np.ndarray) -> np.ndarray:
 
 
 _UINT8 = np.dtype(np.uint8)
-_ONE_STATE = (1, STATE_BYTES)
+_ONE_STATE, _FLAT_STATE = (1, STATE_BYTES), (STATE_BYTES,)
 
 
 def checked_snapshots(states, n: int | None, what: str, tag: bool = True) -> np.ndarray:
     """``states`` (``(n, STATE_BYTES)``, or one ``(STATE_BYTES,)`` state when ``n`` is 1) as saved
     states of this fzmj, 2-D; ``StateError`` for a wrong type, dtype, length or version (the
     version tag is left to the caller with ``tag=False``: a kernel that compares ``STALE_TAG``)."""
-    if (
-        n == 1
-        and type(states) is np.ndarray
-        and states.dtype is _UINT8
-        and states.shape == _ONE_STATE
-        and states.flags.c_contiguous
-        and (not tag or states[0, :8].tobytes() == _FORMAT_BYTES)
-    ):
-        return states  # the common case, ~10x cheaper than the general check below
+    if n == 1 and type(states) is np.ndarray and states.dtype is _UINT8 and states.flags.c_contiguous:
+        if states.shape == _FLAT_STATE:  # a Game's own state
+            states = states[None]
+        if states.shape == _ONE_STATE and (not tag or states[0, :8].tobytes() == _FORMAT_BYTES):
+            return states  # the common case, ~10x cheaper than the general check below
     if type(states) is not np.ndarray or states.dtype != np.uint8:
         got = f"dtype {states.dtype}" if isinstance(states, np.ndarray) else type(states).__name__
         raise StateError(f"{what}: a saved state is a uint8 array from save_state / save_tables, got {got}")
