@@ -155,6 +155,8 @@ def vector_trials(rules: str, n: int, seed: int) -> dict:
         for out in outs[1:]:
             for x, y in zip(ref[:5], out[:5], strict=True):
                 differ |= (x != y).reshape(n, -1).any(axis=1)
+            for key in ("pending_reward", "final_reward"):  # what each seat is owed since it last acted
+                differ |= (ref[5][key] != out[5][key]).reshape(n, -1).any(axis=1)
             over = ref[5]["hand_over"]
             differ |= over != out[5]["hand_over"]
             differ |= over & (ref[5]["results"] != out[5]["results"]).any(axis=1)

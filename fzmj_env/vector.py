@@ -176,9 +176,10 @@ def _publish(t, io):
 
 
 @njit(cache=True)
-def _restore_table(saved, tag, scratch, params, t, hands, dst_bytes, buf, wt, oracle, out):
+def _restore_table(saved, t, tag, scratch, params, hands, dst_bytes, buf, wt, oracle, out):
     """``restore_tables`` of one state into table ``t``, in one call (Numba's dispatcher costs more
-    than the work: ``out`` holds only the buffers a restore writes, ``_restore_outputs``). The
+    than the work: ``out`` holds only the buffers a restore writes; the arguments after ``t`` are
+    the env's ``_restore_args``). The
     state's version tag must be ``tag``; it goes in with the table's own bytes kept in ``scratch``
     (whose tail takes the check's mask), is checked there as ``check_tables`` checks, and the table
     is put back if refused; if it passes the table is observed and its header read: games started,
@@ -462,7 +463,9 @@ class VectorEnv:
             self._games, self._pending, self._pending_out, self._mask, self._obs, self._seat, self._oracle,
             self._mask_out, self._seat_out,
         )  # fmt: skip
-        self._restore_scratch = np.zeros(self._bytes.shape[1] + NUM_ACTIONS, np.uint8)  # a table's bytes, a mask
+        scratch = np.zeros(self._bytes.shape[1] + NUM_ACTIONS, np.uint8)  # a table's bytes, then a mask
+        self._restore_args = (FORMAT, scratch, self.rules.params, self.hands_per_game, self._bytes, self.buf,
+                              self._wt, self.oracle, self._restore_out)  # fmt: skip
         # what the caller gets: read-only views, made once (_mask and _seat are never handed out)
         self._ro_obs, self._ro_mask, self._ro_seat, self._ro_rewards, self._ro_done = map(
             read_only, (self._obs, self._mask_out, self._seat_out, self._rewards, self._done)
@@ -595,17 +598,16 @@ class VectorEnv:
         ``hands_per_game``) into table ``tables[i]``; the other tables are untouched. Every state is
         checked first (``StateError``, a ``ValueError``: nothing is written unless all pass).
         Returns ``(obs, mask, seat)`` of all B tables (the env's own buffers)."""
-        tables, n = self._tables_in_range(tables, "restore_tables")
-        if type(tables) is slice:  # one table: its tag checked, copied and observed in one Numba call
+        if type(tables) is int and 0 <= tables < self.num_tables and self._ready:
+            # one table: its tag checked, copied and observed in one Numba call
             saved = checked_snapshots(saved, 1, "VectorEnv.restore_tables", tag=False)
-            problem = _restore_table(saved, FORMAT, self._restore_scratch, self.rules.params, tables.start,
-                                     self.hands_per_game, self._bytes, self.buf, self._wt, self.oracle,
-                                     self._restore_out)  # fmt: skip
+            problem = _restore_table(saved, tables, *self._restore_args)
             if problem == STALE_TAG:
                 raise stale_state("VectorEnv.restore_tables", 0)
             if problem:
                 raise refusal(problem, 0, "VectorEnv", self.rules)
             return self._ro_obs, self._ro_mask, self._ro_seat
+        tables, n = self._tables_in_range(tables, "restore_tables")
         saved = checked_snapshots(saved, n, "VectorEnv.restore_tables")
         check_restorable(table_records(saved), self.rules, self.hands_per_game, self._wt, "VectorEnv")
         self._bytes[tables] = saved[:, HEADER_BYTES:]
