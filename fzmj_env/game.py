@@ -19,14 +19,18 @@ from .resample import belief_log_weights, check_belief_factors, check_seat_seed,
 from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import split_seed
 from .snapshot import (
+    FORMAT,
     HEADER_BYTES,
     LOGS_BYTES,
+    STALE_TAG,
     STATE_BYTES,
     check_restorable,
     checked_snapshots,
     new_snapshots,
     refusal,
     restore_one,
+    restore_scratch,
+    stale_state,
     table_bytes,
     tag_pickle,
     untag_pickle,
@@ -125,11 +129,9 @@ class Game:
         self.hand_starts: list[dict] = []
 
     @functools.cached_property
-    def _restore_scratch(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Where a restore checks a state before it is taken (``snapshot.restore_one``): a 1-table
-        record, its bytes and a mask."""
-        scratch = state.new_state(1)
-        return scratch, table_bytes(scratch), np.zeros(NUM_ACTIONS, dtype=np.int8)
+    def _restore_scratch(self) -> np.ndarray:
+        """Where a restore keeps the table's own bytes and checks the mask (``snapshot.restore_one``)."""
+        return restore_scratch()
 
     @functools.cached_property
     def view(self) -> state.Table:
@@ -302,11 +304,13 @@ class Game:
         ``decisions``, ``results`` and ``hand_starts`` are cut back to their lengths at the save
         (a state of this game's own past, as in a search); a state of a longer game leaves them
         empty (its logs are not in the state)."""
-        saved = checked_snapshots(saved, 1, "Game.restore_state")
-        scratch, scratch_bytes, scratch_mask = self._restore_scratch
+        saved = checked_snapshots(saved, 1, "Game.restore_state", tag=False)  # the kernel reads the tag
         # in place: a driver's mask buffer (the AEC env's) is this same self._mask array
-        problem, seat, seed, *logs = restore_one(saved, scratch, scratch_bytes, scratch_mask, self._bytes, self._mask,
-                                                 self.rules.params, self.hands_per_game, self.win_table)  # fmt: skip
+        problem, seat, seed, *logs = restore_one(saved, FORMAT, self._restore_scratch, self.buf, self._bytes,
+                                                 self._mask, self.rules.params, self.hands_per_game,
+                                                 self.win_table)  # fmt: skip
+        if problem == STALE_TAG:
+            raise stale_state("Game.restore_state", 0)
         if problem:
             raise refusal(problem, 0, "Game", self.rules)
         self._seat = seat

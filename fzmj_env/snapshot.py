@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from ._version import __version__
+from .actions import NUM_ACTIONS
 from .core import state
 from .core.validate import PROBLEMS, check_and_mask
 
@@ -85,27 +86,40 @@ def table_refusal(tables, i, params, hands_per_game, wt, mask):
 
 
 @njit(cache=True, inline="always")
-def checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, hands_per_game, wt):
-    """The record of ``saved`` (``(1, STATE_BYTES)``) copied into ``scratch`` and checked there
-    (``table_refusal``, the mask into ``scratch_mask``): ``(problem, seat)``."""
-    scratch_bytes[0, :] = saved[0, HEADER_BYTES:]
-    return table_refusal(scratch, 0, params, hands_per_game, wt, scratch_mask)
+def checked_in_place(saved, tag, buf, dst_bytes, t, scratch, params, hands_per_game, wt):
+    """The state ``saved`` (``(1, STATE_BYTES)``) put into table ``t`` of ``buf`` (``dst_bytes`` its
+    bytes) and checked there as ``check_tables`` checks; ``scratch`` (uint8: a table's bytes, then a
+    mask) keeps the table's own bytes, put back if the state is refused, and takes the acting seat's
+    mask. Returns ``(problem, seat, mask)``: problem 0, ``STALE_TAG`` (its version tag is not
+    ``tag``; nothing written) or a ``check_tables`` code (the table as it was)."""
+    n = dst_bytes.shape[1]
+    backup, mask = scratch[:n], scratch[n:].view(np.int8)
+    if saved[0, FORMAT_AT : FORMAT_AT + 8].view(np.uint64)[0] != tag:
+        return STALE_TAG, -1, mask
+    backup[:] = dst_bytes[t]
+    dst_bytes[t, :] = saved[0, HEADER_BYTES:]
+    problem, seat = table_refusal(buf, t, params, hands_per_game, wt, mask)
+    if problem != 0:
+        dst_bytes[t, :] = backup
+    return problem, seat, mask
+
+
+def restore_scratch() -> np.ndarray:
+    """The ``scratch`` of :func:`checked_in_place`: room for a table's bytes and a mask."""
+    return np.zeros(TABLE_BYTES + NUM_ACTIONS, np.uint8)
 
 
 @njit(cache=True)
-def restore_one(saved, scratch, scratch_bytes, scratch_mask, dst_bytes, dst_mask, params, hands_per_game, wt):
+def restore_one(saved, tag, scratch, buf, dst_bytes, dst_mask, params, hands_per_game, wt):
     """One call for one table's restore (a ``Game``'s; Numba's call costs less than numpy's steps):
-    the record of ``saved`` (``(1, STATE_BYTES)``, its format tag already checked) is copied into
-    ``scratch`` (a 1-table record array, ``scratch_bytes`` its bytes) and checked there as
-    ``check_tables`` checks; only if it passes do its bytes go into ``dst_bytes[0]`` and its acting
-    seat's mask into ``dst_mask``. Returns ``(problem, seat, seed, logs0, logs1, logs2)``: problem 0
-    (with the 64-bit game seed and the ``Game``'s log lengths in ``saved``), or why it is refused
-    (nothing written)."""
-    problem, seat = checked_into_scratch(saved, scratch, scratch_bytes, scratch_mask, params, hands_per_game, wt)
+    ``saved`` into ``buf``'s only table, checked there (:func:`checked_in_place`); only if it passes
+    does its acting seat's mask go into ``dst_mask``. Returns ``(problem, seat, seed, logs0, logs1,
+    logs2)``: problem 0 (with the 64-bit game seed and the ``Game``'s log lengths in ``saved``), or
+    why it is refused (the table as it was)."""
+    problem, seat, mask = checked_in_place(saved, tag, buf, dst_bytes, 0, scratch, params, hands_per_game, wt)
     if problem != 0:
         return problem, seat, np.uint64(0), 0, 0, 0
-    dst_bytes[0, :] = scratch_bytes[0]
-    dst_mask[:] = scratch_mask
+    dst_mask[:] = mask
     seed = np.uint64(0)
     for k in range(8):
         seed |= np.uint64(saved[0, _SEED_AT + k]) << np.uint64(8 * k)

@@ -41,7 +41,6 @@ from .rules import DEFAULT_RULES, Rules, load_rules
 from .seeding import game_seed, split_seed
 from .snapshot import (
     FORMAT,
-    FORMAT_AT,
     GAMES_AT,
     GAMES_BYTES,
     HEADER_BYTES,
@@ -53,13 +52,14 @@ from .snapshot import (
     STATE_BYTES,
     StateError,
     check_restorable,
+    checked_in_place,
     checked_snapshots,
     new_snapshots,
     refusal,
+    restore_scratch,
     stale_state,
     table_bytes,
     table_records,
-    table_refusal,
     tag_pickle,
     untag_pickle,
 )
@@ -179,23 +179,15 @@ def _publish(t, io):
 def _restore_table(saved, t, tag, scratch, params, hands, dst_bytes, buf, wt, oracle, out):
     """``restore_tables`` of one state into table ``t``, in one call (Numba's dispatcher costs more
     than the work: ``out`` holds only the buffers a restore writes; the arguments after ``t`` are
-    the env's ``_restore_args``). The
-    state's version tag must be ``tag``; it goes in with the table's own bytes kept in ``scratch``
-    (whose tail takes the check's mask), is checked there as ``check_tables`` checks, and the table
-    is put back if refused; if it passes the table is observed and its header read: games started,
-    every seat's pending reward, the one handed to the acting seat. Returns 0, or why it is refused
-    (``STALE_TAG`` or a ``check_tables`` code; nothing changed)."""
+    the env's ``_restore_args``): the state put in and checked there (``checked_in_place``), then,
+    if it passes, the table observed and the header read: games started, every seat's pending
+    reward, the one handed to the acting seat. Returns 0, or why it is refused (``STALE_TAG`` or a
+    ``check_tables`` code; nothing changed)."""
     games, pending, pending_out, mask, obs, seat, oracle_out, mask_out, seat_out = out
-    header = saved[0, :HEADER_BYTES]
-    if header[FORMAT_AT : FORMAT_AT + 8].view(np.uint64)[0] != tag:
-        return STALE_TAG
-    backup, scratch_mask = scratch[: dst_bytes.shape[1]], scratch[dst_bytes.shape[1] :].view(np.int8)
-    backup[:] = dst_bytes[t]
-    dst_bytes[t, :] = saved[0, HEADER_BYTES:]
-    problem, _ = table_refusal(buf, t, params, hands, wt, scratch_mask)
+    problem, _, _ = checked_in_place(saved, tag, buf, dst_bytes, t, scratch, params, hands, wt)
     if problem != 0:
-        dst_bytes[t, :] = backup
         return problem
+    header = saved[0, :HEADER_BYTES]
     games[t] = header[GAMES_AT : GAMES_AT + 8].view(np.int64)[0]
     pending[t, :] = header[PENDING_AT : PENDING_AT + 16].view(np.float32)
     observe_one(buf[t], wt, t, mask, obs, seat, oracle, oracle_out, pending, pending_out)
@@ -463,8 +455,7 @@ class VectorEnv:
             self._games, self._pending, self._pending_out, self._mask, self._obs, self._seat, self._oracle,
             self._mask_out, self._seat_out,
         )  # fmt: skip
-        scratch = np.zeros(self._bytes.shape[1] + NUM_ACTIONS, np.uint8)  # a table's bytes, then a mask
-        self._restore_args = (FORMAT, scratch, self.rules.params, self.hands_per_game, self._bytes, self.buf,
+        self._restore_args = (FORMAT, restore_scratch(), self.rules.params, self.hands_per_game, self._bytes, self.buf,
                               self._wt, self.oracle, self._restore_out)  # fmt: skip
         # what the caller gets: read-only views, made once (_mask and _seat are never handed out)
         self._ro_obs, self._ro_mask, self._ro_seat, self._ro_rewards, self._ro_done = map(
