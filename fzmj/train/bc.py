@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn as nn
 
 from fzmj.agents import reset_agent
 from fzmj.agents.policy import ActorCritic
 from fzmj_env.actions import NUM_ACTIONS
 from fzmj_env.vector import VectorEnv
 
-from .bc_loss import masked_cross_entropy
+from .bc_loss import clone_update, label_hits
+from .bc_loss import masked_cross_entropy as masked_cross_entropy  # the loss, still importable from here
 from .bc_record import FOLDER as DATASET_FOLDER
 from .bc_record import HandRecorder
 from .selfplay_buffer import SelfPlayBuffer
@@ -265,15 +265,10 @@ def behaviour_clone(
             mb = perm[start : start + batch_size]
             for g in opt.param_groups:  # linear decay to a tenth
                 g["lr"] = lr * (1.0 - 0.9 * step / total)
-            ce, value, _ = masked_cross_entropy(policy, *_rows(demos, mb, dev))
-            v_loss = 0.5 * ((value - demos.ret[mb].to(dev)) ** 2).mean()
-            loss = ce + vf_coef * v_loss
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-            opt.step()
-            sum_ce += ce.item() * len(mb)
-            sum_v += v_loss.item() * len(mb)
+            obs, mask, action, oracle = _rows(demos, mb, dev)
+            ce, v_loss = clone_update(policy, opt, obs, mask, action, demos.ret[mb].to(dev), oracle, vf_coef)
+            sum_ce += ce * len(mb)
+            sum_v += v_loss * len(mb)
             step += 1
         stats.update(ce=sum_ce / len(perm), value_loss=sum_v / len(perm))
         if log is not None:
@@ -315,11 +310,9 @@ def holdout_metrics(policy: ActorCritic, demos: Demonstrations, idx: torch.Tenso
     dev = next(policy.parameters()).device
     for start in range(0, n, batch):
         mb = idx[start : start + batch]
-        rows = _rows(demos, mb, dev)
-        ce, _, logits = masked_cross_entropy(policy, *rows)
-        action = rows[2]
-        hits += int((logits.argmax(-1) == action).sum())
-        ce_sum += ce.item() * len(mb)
+        batch_hits, ce = label_hits(policy, *_rows(demos, mb, dev))
+        hits += batch_hits
+        ce_sum += ce * len(mb)
     return {"accuracy": hits / max(n, 1), "holdout_ce": ce_sum / max(n, 1)}
 
 

@@ -32,10 +32,9 @@ from functools import partial
 
 import numpy as np
 import torch
-import torch.nn as nn
 
 from .bc_dataset import _returns, open_checked
-from .bc_loss import masked_cross_entropy
+from .bc_loss import clone_update, label_hits
 
 PREFETCH = 4  # batches the loader thread may run ahead (memory: PREFETCH batches + BUFFER_GROUPS row groups)
 BUFFER_GROUPS = 4  # row groups mixed at a time (~13k decisions each): the loader's shuffle buffer
@@ -208,19 +207,12 @@ def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> di
 
 
 def _step(policy, opt, batch: dict, vf_coef: float, dev) -> tuple[float, float]:
-    """One minibatch of ``bc.behaviour_clone``'s update; (CE, value loss)."""
+    """One minibatch of ``bc.behaviour_clone``'s update (``bc_loss.clone_update``); (CE, value loss)."""
     oracle = batch.get("privileged_oracle")
-    ce, value, _ = masked_cross_entropy(
-        policy, batch["obs"].to(dev), batch["mask"].to(dev), batch["action"].to(dev),
-        None if oracle is None else oracle.to(dev),
+    return clone_update(
+        policy, opt, batch["obs"].to(dev), batch["mask"].to(dev), batch["action"].to(dev), batch["ret"].to(dev),
+        None if oracle is None else oracle.to(dev), vf_coef,
     )  # fmt: skip
-    v_loss = 0.5 * ((value - batch["ret"].to(dev)) ** 2).mean()
-    loss = ce + vf_coef * v_loss
-    opt.zero_grad()
-    loss.backward()
-    nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-    opt.step()
-    return ce.item(), v_loss.item()
 
 
 def _progress(epoch, epochs, n, seen, wait, t0, losses, end: bool = False) -> None:
@@ -240,10 +232,10 @@ def holdout_stream(policy, data, read: dict, batch_size: int) -> dict:
     for batch in data.batches(max(batch_size, 4096), shuffle=False, torch=True, **read):
         oracle = batch.get("privileged_oracle")
         action = batch["action"].to(dev)
-        ce, _, logits = masked_cross_entropy(
+        batch_hits, ce = label_hits(
             policy, batch["obs"].to(dev), batch["mask"].to(dev), action, None if oracle is None else oracle.to(dev)
         )
-        hits += int((logits.argmax(-1) == action).sum())
-        ce_sum += ce.item() * len(action)
+        hits += batch_hits
+        ce_sum += ce * len(action)
         n += len(action)
     return {"accuracy": hits / max(n, 1), "holdout_ce": ce_sum / max(n, 1), "holdout_decisions": n}
