@@ -21,6 +21,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from fzmj_env.atomic import write_atomic
+
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
 DIGEST = re.compile(r"\b[0-9a-f]{16}\b")  # a dataset's digest (fzmj.data.format.dataset_digest)
 
@@ -78,7 +80,8 @@ def main() -> None:
             printed = run_code_cells(path)
         finally:
             os.chdir(here)
-    path.write_text(json.dumps(with_outputs(notebook, printed), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    # whole or not at all: the notebook is the user's file (fzmj_env.atomic)
+    write_atomic(path, json.dumps(with_outputs(notebook, printed), indent=1, ensure_ascii=False) + "\n")
     print("".join(printed), end="")
 
 
