@@ -70,9 +70,12 @@ def test_a_fresh_run_into_a_folder_holding_a_run_is_refused(tmp_path):
 def test_overwrite_removes_the_old_runs_files_only(tmp_path):
     run = tmp_path / "quickstart"
     _fake_run(run)
+    (run / "bc_dataset").mkdir()  # the old run's warm-start dataset (bc_save_dataset)
+    (run / "bc_dataset" / "manifest.json").write_text("{}")
     lock = open_run_dir(run, resume=False, overwrite=True)
     lock.release()
     assert not (run / "checkpoints" / "latest.pt").exists() and not list(run.glob("events.out.tfevents*"))
+    assert not (run / "bc_dataset").exists()
     assert (run / "notes.txt").read_text() == "mine"
 
 

@@ -24,7 +24,9 @@ import numpy as np
 from fzmj_env.seeding import game_seed
 from fzmj_env.vector import VectorEnv
 
-FOLDER = "bc_dataset"  # under the run folder
+from .run_dir import WARM_START_DATASET
+
+FOLDER = WARM_START_DATASET  # under the run folder (train/run_dir.py clears it with the run)
 HANDS_PER_SHARD = 4096  # as fzmj-data collect's default shard
 
 

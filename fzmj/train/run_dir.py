@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks; runs are n
 LOCK_NAME = ".lock"
 _PLAIN = re.compile(r"[\w.+=@-]+")
 _RUN_FILES = ("events.out.tfevents.*",)
+WARM_START_DATASET = "bc_dataset"  # the warm start's games as a dataset (bc_save_dataset, train/bc_record.py)
 
 
 class RunDirError(ValueError):
@@ -66,7 +67,7 @@ def clear_run(run_dir: Path) -> None:
     """Remove a previous run's output from ``run_dir``: ``checkpoints/``, the event files and the
     warm start's dataset (``bc_dataset/``, train/bc_record.py) only."""
     shutil.rmtree(run_dir / "checkpoints", ignore_errors=True)
-    shutil.rmtree(run_dir / "bc_dataset", ignore_errors=True)
+    shutil.rmtree(run_dir / WARM_START_DATASET, ignore_errors=True)
     for pattern in _RUN_FILES:
         for p in run_dir.glob(pattern):
             p.unlink(missing_ok=True)
