@@ -1,7 +1,9 @@
 """Does the streamed clone (``bc_stream``, fzmj/train/bc_stream.py) wait on data? The loader alone
 (the clone's read options: v2 + hand features, the hidden state, the all-seeing teacher's labels
-and the returns per row group) against the whole streamed clone (ppo_default's network), in
-decisions per second, with the share of the clone's time spent waiting for a batch; the machine and
+and the returns per row group) against the whole streamed clone (ppo_default's network; the same
+with one replay process; the long recipe's tile network), in
+decisions per second, with the share of the clone's time spent waiting for a batch after the
+first (which waits for the loader's buffer to fill: printed apart); the machine and
 its load averages printed beside them, and each stage of the loader alone (a shared machine's figures move with what else runs).
 
     python benchmarks/bench_bc_stream.py DATASET --decisions 200000 --json
@@ -70,9 +72,10 @@ def stages(folder: str, groups: int = 4) -> dict:
     return {f"{k}_decisions_per_s": round(n / v) for k, v in spent.items()}
 
 
-def streamed_clone(folder: str, decisions: int, workers: int | None = None) -> dict:
-    """The streamed clone of ppo_default's network (MLP 128-128 with the hand features), one epoch;
-    ``workers=0``: the row groups replayed by the loader thread alone (no worker process)."""
+def streamed_clone(folder: str, decisions: int, workers: int | None = None, network: str = "mlp") -> dict:
+    """The streamed clone of ppo_default's network (MLP 128-128 with the hand features), or with
+    ``network="resnet"`` the tile network of the long recipe (32 channels x 2 blocks), one epoch;
+    ``workers``: replay processes (default: ``replay_workers()``, none on up to four cores)."""
     import torch
 
     from fzmj.agents.policy import ActorCritic
@@ -83,14 +86,16 @@ def streamed_clone(folder: str, decisions: int, workers: int | None = None) -> d
         bc_stream.replay_workers = lambda: workers
 
     torch.manual_seed(0)
-    policy = ActorCritic(hidden_sizes=(128, 128), hand_features=True)
+    tile = dict(network="resnet", res_channels=32, res_blocks=2) if network == "resnet" else {}
+    policy = ActorCritic(hidden_sizes=(128, 128), hand_features=True, **tile)
     args = SimpleNamespace(
         bc_dataset=folder, rules="fuzhou-lianzhong", bc_decisions=decisions, bc_teacher="oracle:defend",
         obs_version=2, reward_scale=0.02, gamma=1.0, bc_batch_size=1024, bc_epochs=1, bc_learning_rate=1e-3,
         vf_coef=0.5, seed=1,
     )  # fmt: skip
     s = stream_clone(policy, args, progress=False)
-    return {"decisions_per_s": s["decisions_per_s"], "data_wait": s["data_wait"], "accuracy": s["accuracy"]}
+    keep = ("decisions_per_s", "data_wait", "first_batches_s", "accuracy")
+    return {k: s[k] for k in keep}
 
 
 def main() -> None:
@@ -107,14 +112,19 @@ def main() -> None:
     parts = stages(a.dataset)
     loads = [loader_alone(a.dataset, a.decisions) for _ in range(a.runs)]
     clones = [streamed_clone(a.dataset, a.decisions) for _ in range(a.runs)]
-    threads = [streamed_clone(a.dataset, a.decisions, workers=0) for _ in range(a.runs)]
+    process = [streamed_clone(a.dataset, a.decisions, workers=1) for _ in range(a.runs)]
+    tile = [streamed_clone(a.dataset, a.decisions, network="resnet") for _ in range(a.runs)]
     out = {
         "loader_decisions_per_s": round(statistics.median(loads)),
         "clone_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in clones)),
         "clone_data_wait": round(statistics.median(c["data_wait"] for c in clones), 3),
+        "clone_first_batch_s": round(statistics.median(c["first_batches_s"] for c in clones), 2),
         "clone_accuracy": round(statistics.median(c["accuracy"] for c in clones), 4),
-        "clone_no_worker_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in threads)),
-        "clone_no_worker_data_wait": round(statistics.median(c["data_wait"] for c in threads), 3),
+        "clone_one_worker_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in process)),
+        "clone_one_worker_data_wait": round(statistics.median(c["data_wait"] for c in process), 3),
+        "clone_resnet_decisions_per_s": round(statistics.median(c["decisions_per_s"] for c in tile)),
+        "clone_resnet_data_wait": round(statistics.median(c["data_wait"] for c in tile), 3),
+        "clone_resnet_first_batch_s": round(statistics.median(c["first_batches_s"] for c in tile), 2),
         **parts,
         "decisions": a.decisions,
         "machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.processor() or platform.system()}",

@@ -650,7 +650,7 @@ def feature_planes_one(o, st, wt, w, out):
             _claim_planes(st, w, gold, t, s_now, acc, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def feature_planes_batch(obs, st, wt, out):
     """``out[i]`` (HF_NUM_PLANES, 27) from ``obs[i]`` (C >= 97, 27) int8, for every row."""
     w = np.zeros(_HF_WS_SIZE, np.int64)
@@ -658,7 +658,7 @@ def feature_planes_batch(obs, st, wt, out):
         feature_planes_one(obs[i], st, wt, w, out[i])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def feature_planes_parallel(obs, st, wt, out, n):
     """:func:`feature_planes_batch` in ``n`` contiguous chunks of rows, one per thread (rows are
     independent: the planes are those of the serial kernel, bit for bit). Compiled only where a

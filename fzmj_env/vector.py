@@ -71,7 +71,7 @@ def _start_game(tb, wt, seed, hands_per_game):
     engine.reset_table(tb, wt, -1, 0, hands_per_game, False)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _find_illegal(actions, mask, seat):
     """(first table whose action is not legal for its acting seat, number of such tables);
     finished tables (seat -1, only without auto_reset) accept any action."""
@@ -243,7 +243,7 @@ def _step_one(buf, wt, t, action, cfg, io):
             _reset_one(buf, wt, t, cfg[CFG_SEED], io[IO_GAMES], cfg[CFG_HANDS])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _step_range(lo, hi, buf, wt, actions, cfg, io):
     """Step tables ``lo .. hi-1`` and observe them."""
     wt, actions, io = borrow(wt), borrow(actions), _borrowed(io)
@@ -254,7 +254,7 @@ def _step_range(lo, hi, buf, wt, actions, cfg, io):
         _observe(buf, wt, t, cfg, io)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _step_list(tables, buf, wt, actions, cfg, io):
     """Step only the tables listed in ``tables`` (``actions[i]`` for ``tables[i]``) and observe them;
     the per-step outputs of the other tables are zeroed."""
@@ -274,7 +274,7 @@ def _step_list(tables, buf, wt, actions, cfg, io):
         _observe(buf, wt, t, cfg, io)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _find_illegal_at(tables, actions, mask, seat):
     """As :func:`_find_illegal` for ``actions[i]`` at table ``tables[i]``: (first position, count);
     count -1: ``tables[first]`` is out of range, -2: it repeats an earlier table."""
@@ -299,7 +299,7 @@ def _find_illegal_at(tables, actions, mask, seat):
     return first, n
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _step_parallel(buf, wt, actions, cfg, io, n):
     """``n`` contiguous chunks of tables, one per thread."""
     B = buf.shape[0]
@@ -308,7 +308,7 @@ def _step_parallel(buf, wt, actions, cfg, io, n):
         _step_range(w * chunk, min(B, (w + 1) * chunk), buf, wt, actions, cfg, io)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reset_all(buf, wt, first_seeds, use_first, cfg, io):
     games, pending = io[IO_GAMES], io[IO_PENDING]
     hpg = cfg[CFG_HANDS]
@@ -324,7 +324,7 @@ def _reset_all(buf, wt, first_seeds, use_first, cfg, io):
         _observe(buf, wt, t, cfg, io)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _reset_list(tables, seeds, buf, wt, cfg, io):
     """Start a new game with ``seeds[i]`` at each of ``tables`` (its game counter moves on) and observe it."""
     games, pending = io[IO_GAMES], io[IO_PENDING]

@@ -5,6 +5,7 @@ the prefetch queue, and bad input refused in one line."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -85,6 +86,7 @@ def test_a_streamed_clone_learns(three_groups, capsys):
     ce = [float(re.search(r"ce ([\d.]+)", ln).group(1)) for ln in lines]
     assert len(ce) == 3 and ce[-1] < ce[0]
     assert 0 <= stats["data_wait"] <= 1 and stats["decisions_per_s"] > 0
+    assert 0 < stats["first_batches_s"] < stats["fit_seconds"]
     assert stats["train_decisions"] + stats["holdout_decisions"] <= 4000
 
 
@@ -106,11 +108,48 @@ def test_the_prefetch_runs_at_most_its_depth_ahead():
 
 
 def test_the_loader_holds_at_most_its_buffer_of_row_groups(three_groups, monkeypatch):
+    """The mixer's buffer, the finishing thread's queue (a buffer) and the replay thread's (two),
+    each thread with one row group in hand: 2 x buffer_groups + 4 row groups replayed and not yet
+    used, however many the dataset holds and however slow the caller."""
+    data = open_dataset(three_groups)
+    one = loader._replay_group(data.groups[0], data.rules, data.slots, loader.ReadOptions(only_choices=True))
+    data.groups = [data.groups[0]] * 40
     reads = []
-    real = loader._read_group
-    monkeypatch.setattr(loader, "_read_group", lambda *a: reads.append(1) or real(*a))
-    first = next(iter(open_dataset(three_groups).batches(8, buffer_groups=2, only_choices=True)))
-    assert len(first["action"]) == 8 and len(reads) == 2  # three row groups, two read for the first batch
+    monkeypatch.setattr(loader, "_replay_group", lambda *a: reads.append(1) or dict(one))
+    batches = data.batches(8, buffer_groups=2, only_choices=True)
+    first = next(batches)
+    time.sleep(0.5)  # the threads fill their queues, then block
+    assert len(first["action"]) == 8 and len(reads) <= 2 * 2 + 4
+    batches.close()
+
+
+def test_read_ahead_keeps_the_order_raises_the_error_and_stops_when_closed():
+    assert list(loader.read_ahead(iter(range(100)), 3)) == list(range(100))
+
+    def broken():
+        yield 1
+        raise DatasetError("row group 3: damaged")
+
+    with pytest.raises(DatasetError, match="damaged"):
+        list(loader.read_ahead(broken(), 2))
+    made = []
+    items = loader.read_ahead((made.append(i) or i for i in range(1000)), 2)
+    assert next(items) == 0
+    items.close()
+    time.sleep(0.5)  # the thread sees the stop within its 0.1 s put timeout
+    assert len(made) <= 5
+    assert not [t for t in threading.enumerate() if t.name == "fzmj-read-ahead"]
+
+
+def test_the_batch_kernels_release_the_gil():
+    """The loader's threads overlap the update only because these kernels run without the GIL."""
+    from fzmj.agents.heuristic import heuristic_kernel, heuristic_kernel_parallel
+    from fzmj_env import vector
+    from fzmj_env.features import feature_planes_batch, feature_planes_parallel
+
+    kernels = (heuristic_kernel, heuristic_kernel_parallel, feature_planes_batch, feature_planes_parallel)
+    kernels += (vector._step_range, vector._step_parallel, vector._step_list, vector._reset_all, vector._reset_list)
+    assert all(k.targetoptions.get("nogil") for k in kernels)
 
 
 def test_a_loader_error_reaches_the_clone():
@@ -197,8 +236,8 @@ def test_the_loaders_workers_run_at_most_two_row_groups_ahead_each():
 
 
 def test_a_replay_worker_gives_the_same_clone(three_groups, monkeypatch):
-    """The row groups replayed in a worker process (machines of more than two cores) or by the
-    loader thread: the same batches, so the same weights."""
+    """The row groups replayed in a worker process (machines of more than four cores) or by the
+    loader's threads: the same batches, so the same weights."""
     import fzmj.train.bc_stream as bc_stream
 
     weights = []

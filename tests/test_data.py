@@ -58,6 +58,26 @@ def test_the_replay_gives_what_the_env_gave(tmp_path, preset, version):
     assert np.array_equal(hf, with_hand_features(env_obs))
 
 
+def test_only_choices_while_replaying_is_the_filter_afterwards(tmp_path):
+    """``replay_hands(only_choices=True)`` picks the rows as it copies them: the same rows, in the
+    same order, as filtering the whole replay by its masks. (The batched engine plays a decision
+    with one legal action itself, so a collected dataset records few or none: the filter is kept for
+    datasets written otherwise.)"""
+    from fzmj.data.replay import replay_hands
+    from fzmj.data.shards import read_row_group
+
+    collect(tmp_path / "d", ["heuristic"], 32, seed=9, batch=32, progress=False, log=quiet)
+    d = open_dataset(tmp_path / "d")
+    path, g, _ = d.groups[0]
+    whole = replay_hands(read_row_group(path, g), d.rules, privileged=True)
+    keep = whole["mask"].sum(1) > 1
+    assert keep.any()
+    picked = replay_hands(read_row_group(path, g), d.rules, privileged=True, only_choices=True)
+    assert picked.keys() == whole.keys()
+    for key, v in whole.items():
+        assert np.array_equal(picked[key], v[keep]), key
+
+
 def test_privileged_and_ids(tmp_path):
     collect(tmp_path / "d", ["heuristic"], 16, seed=5, batch=16, slots=[0], progress=False, log=quiet)
     d = open_dataset(tmp_path / "d")

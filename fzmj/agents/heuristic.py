@@ -228,7 +228,7 @@ def legal_or_first(a, mk):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def heuristic_kernel(obs, mask, shanten_table, win_table, out):
     """One decision per row: ``out[i]`` from ``obs[i]`` (99, 27) int8 and ``mask[i]`` (62,)."""
     w = np.zeros(WS_SIZE, np.int64)
@@ -238,7 +238,7 @@ def heuristic_kernel(obs, mask, shanten_table, win_table, out):
         out[i] = legal_or_first(a, mask[i])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def heuristic_kernel_parallel(obs, mask, shanten_table, win_table, out, n):
     """:func:`heuristic_kernel` in ``n`` contiguous chunks of rows, one per thread (the same
     decisions: rows are independent). Compiled only where a caller asks for threads."""

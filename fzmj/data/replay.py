@@ -46,14 +46,23 @@ def _outputs(n: int, channels: int, privileged: bool) -> dict:
 
 
 def replay_hands(
-    hands: dict, rules, obs: str = "v2", slots=(0, 1, 2, 3), privileged: bool = False, threads: int = 1, where: str = ""
+    hands: dict,
+    rules,
+    obs: str = "v2",
+    slots=(0, 1, 2, 3),
+    privileged: bool = False,
+    threads: int = 1,
+    where: str = "",
+    only_choices: bool = False,
 ) -> dict:
     """The recorded decisions of ``hands`` (hand arrays, ``shards.read_row_group``) in the order
     the replay meets them (decision 0 of every hand, then decision 1, ...): ``obs`` (N, C, 27) int8 (``"v2"`` or ``"v3"``), ``mask`` (N, 62)
     int8, ``action`` int64, ``seat`` int8, ``step`` (the decision's index in its hand), ``game``,
     ``wall``, ``hand``, ``slot``, ``points`` (N, 4) int32 (every seat's points of the hand),
     ``ret`` float32 (the acting seat's points: its return, one hand per game) and, with
-    ``privileged``, ``privileged_oracle`` (N, ORACLE_CHANNELS, 27) int8."""
+    ``privileged``, ``privileged_oracle`` (N, ORACLE_CHANNELS, 27) int8. ``only_choices``: only the
+    decisions with more than one legal action, picked as they are copied out (the same rows, in
+    the same order, as filtering the whole output afterwards, without a second copy)."""
     if obs not in OBS_VERSIONS:
         raise ValueError(f"obs must be one of {OBS_VERSIONS}, got {obs!r}")
     valid, seats, actions = _padded(hands)
@@ -71,6 +80,8 @@ def replay_hands(
     n = 0
     for k in range(valid.shape[1]):
         _check_seats(hands, seat, seats[:, k], k, where)
+        if only_choices:
+            recorded[:, k] &= mask.sum(1) > 1
         sel = np.flatnonzero(recorded[:, k])
         at = slice(n, n + sel.size)  # step by step: the rows of one step are contiguous, no scatter
         np.take(o, sel, axis=0, out=out["obs"][at])
@@ -85,6 +96,7 @@ def replay_hands(
         ended = info["hand_over"]
         points[ended] = info["results"][ended, RESULT_POINTS:RESULT_WIDTH]
     _check_end(hands, seat, points, where)
+    out = {k: v[:n] for k, v in out.items()}  # with only_choices, fewer rows than allocated
     return _with_ids(out, hands, recorded, seats, actions, slot_of, points)
 
 

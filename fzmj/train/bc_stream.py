@@ -16,17 +16,18 @@ clone's weights) would then depend on the machine's memory; a config names one p
 - Each row group is prepared whole (:func:`_prepare`): its games kept, each decision's return along
   its seat's chain, the all-seeing teacher's labels (``bc_teacher: oracle:defend``) from the
   replayed hidden state. Labels depend on the decision alone, so they equal the in-memory path's.
-- The row groups are replayed (in a worker process on more than two cores, :func:`replay_workers`;
-  at most two row groups ahead) and mixed into batches by a thread (a queue of ``PREFETCH``
-  batches), so the replay and the update overlap where the cores allow; ``data_wait`` is the share of the time the update waited for a batch (0: the
-  clone never waits on data).
+- The row groups are replayed and prepared by two threads of the loader (replay; labels, returns
+  and hand features; ``fzmj.data.loader``: its Numba kernels release the GIL) while the update
+  runs, and mixed into batches by a third (a queue of ``PREFETCH`` batches); on a machine of more
+  than four cores, worker processes replay instead (:func:`replay_workers`). Each epoch's first
+  batch waits for the loader to fill its buffer (``first_batches_s``, about a second); after it,
+  ``data_wait`` is the share of the time the update waited for a batch (0: the clone never waits
+  on data).
 """
 
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
 from functools import partial
 
@@ -41,17 +42,21 @@ BUFFER_GROUPS = 4  # row groups mixed at a time (~13k decisions each): the loade
 
 
 def replay_workers() -> int:
-    """Processes that replay row groups beside the training one: one on a machine of more than two
-    cores (the Numba kernels hold the GIL, so the loader thread alone cannot run the replay beside
-    the update); none on two, where the process lost to the thread alone (spawn, pipe: 7,056
-    against 8,442 decisions/s, ``benchmarks/bench_bc_stream.py``, docs/data.md). The batches are the
-    same whatever the number (the loader takes the workers' results in order)."""
-    return 1 if (os.cpu_count() or 1) > 2 else 0
+    """Processes that replay row groups beside the training one: none up to four cores, where the
+    loader's threads keep up with the update (two cores, ppo_default's network: waited on data 3%
+    of the time, the first buffer's fill, against 55% before the kernels released the GIL,
+    ``benchmarks/bench_bc_stream.py``, docs/data.md); on more (a GPU host, whose update is faster),
+    one per core beyond two, at most eight (each replays a row group whole, ~50k decisions/s a
+    core; not measured here). The batches are the same whatever the number (the loader takes the
+    workers' results in order)."""
+    cores = os.cpu_count() or 1
+    return 0 if cores <= 4 else min(8, cores - 2)
 
 
 def stream_clone(policy, args, log=None, progress: bool = True, holdout: float = 0.05) -> dict:
     """Fit ``policy`` in place on ``args.bc_dataset`` streamed (see the module docstring); returns
-    the statistics of ``bc.behaviour_clone`` plus ``decisions_per_s`` and ``data_wait``."""
+    the statistics of ``bc.behaviour_clone`` plus ``decisions_per_s``, ``data_wait`` and
+    ``first_batches_s`` (see the module docstring)."""
     from .oracle_teacher import ORACLE_TEACHERS
 
     data = open_checked(args.bc_dataset, args.rules)
@@ -126,7 +131,8 @@ def _prepare(rows: dict, lo: int, hi: int, teacher: str, scale: float, gamma: fl
     each decision's return (``bc_dataset._returns``: the seat's chain is within the group, as the
     group holds whole games), the teacher's labels; only the fields the fit reads."""
     keep = (rows["game"] >= lo) & (rows["game"] <= hi)
-    rows = {k: v[keep] for k, v in rows.items()}
+    if not keep.all():  # only the row groups at the split's edges hold games of both sides
+        rows = {k: v[keep] for k, v in rows.items()}
     ret = _returns(rows, scale, gamma)
     action = rows["action"].astype(np.int64)
     if teacher:
@@ -142,29 +148,22 @@ def _prepare(rows: dict, lo: int, hi: int, teacher: str, scale: float, gamma: fl
 
 
 def prefetched(batches, depth: int = PREFETCH):
-    """The items of ``batches``, produced by a thread at most ``depth`` ahead; yields ``(item,
-    seconds waited for it)``. An error in the thread is raised here."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    done = object()
+    """The items of ``batches``, produced by a thread at most ``depth`` ahead
+    (``fzmj.data.loader.read_ahead``); yields ``(item, seconds waited for it)``. An error in the
+    thread is raised here."""
+    from fzmj.data.loader import read_ahead
 
-    def run():
-        try:
-            for item in batches:
-                q.put(item)
-            q.put(done)
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            q.put(exc)
-
-    threading.Thread(target=run, daemon=True).start()
+    items = read_ahead(batches, depth)
     while True:
         t = time.perf_counter()
-        item = q.get()
+        item = next(items, _DONE)
         waited = time.perf_counter() - t
-        if item is done:
+        if item is _DONE:
             return
-        if isinstance(item, BaseException):
-            raise item
         yield item, waited
+
+
+_DONE = object()
 
 
 def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> dict:
@@ -175,7 +174,7 @@ def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> di
     opt = torch.optim.Adam(policy.parameters(), lr=args.bc_learning_rate, eps=1e-5)
     dev = next(policy.parameters()).device
     total = max(1, -(-played // args.bc_batch_size) * args.bc_epochs)  # refined after the first epoch
-    step, seen, wait, t0 = 0, 0, 0.0, time.perf_counter()
+    step, seen, wait, fill, t0 = 0, 0, 0.0, 0.0, time.perf_counter()
     stats: dict = {}
     for epoch in range(args.bc_epochs):
         sums, n = np.zeros(2), 0
@@ -184,6 +183,8 @@ def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> di
             workers=replay_workers(), **read,
         )  # fmt: skip
         for batch, waited in prefetched(source):
+            if n == 0:  # the loader fills its buffer before the epoch's first batch
+                fill, waited = fill + waited, 0.0
             for g in opt.param_groups:
                 g["lr"] = args.bc_learning_rate * (1.0 - 0.9 * min(1.0, step / total))
             ce, v_loss = _step(policy, opt, batch, args.vf_coef, dev)
@@ -191,7 +192,7 @@ def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> di
             sums += (ce * m, v_loss * m)
             n, step, wait = n + m, step + 1, wait + waited
             if progress and step % 500 == 0:
-                _progress(epoch, args.bc_epochs, n, seen + n, wait, t0, sums / n)
+                _progress(epoch, args.bc_epochs, n, seen + n, wait, fill, t0, sums / n)
         if epoch == 0:
             total = max(1, step * args.bc_epochs)
         seen += n
@@ -200,9 +201,14 @@ def _fit(policy, data, read: dict, args, log, progress: bool, played: int) -> di
             for name, v in (("ce", stats["ce"]), ("value_loss", stats["value_loss"])):
                 log(f"bc/{name}", v, epoch)
         if progress:
-            _progress(epoch, args.bc_epochs, n, seen, wait, t0, sums / max(n, 1), end=True)
+            _progress(epoch, args.bc_epochs, n, seen, wait, fill, t0, sums / max(n, 1), end=True)
     elapsed = time.perf_counter() - t0
-    stats.update(decisions_per_s=seen / elapsed, data_wait=wait / elapsed, fit_seconds=elapsed)
+    stats.update(
+        decisions_per_s=seen / elapsed,
+        data_wait=wait / max(elapsed - fill, 1e-9),
+        first_batches_s=fill,
+        fit_seconds=elapsed,
+    )
     return stats
 
 
@@ -215,11 +221,12 @@ def _step(policy, opt, batch: dict, vf_coef: float, dev) -> tuple[float, float]:
     )  # fmt: skip
 
 
-def _progress(epoch, epochs, n, seen, wait, t0, losses, end: bool = False) -> None:
+def _progress(epoch, epochs, n, seen, wait, fill, t0, losses, end: bool = False) -> None:
     dt = time.perf_counter() - t0
     print(
         f"bc stream: epoch {epoch + 1}/{epochs}{' done' if end else ''}: {n:,} decisions, ce {losses[0]:.4f} "
-        f"value loss {losses[1]:.4f}; {seen / dt:,.0f} decisions/s, waited on data {wait / dt:.0%} ({dt:.0f}s)",
+        f"value loss {losses[1]:.4f}; {seen / dt:,.0f} decisions/s, waited on data {wait / max(dt - fill, 1e-9):.0%} "
+        f"after {fill:.1f}s for the first batches ({dt:.0f}s)",
         flush=True,
     )
 
