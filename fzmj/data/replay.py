@@ -100,20 +100,6 @@ def replay_hands(
     return _with_ids(out, hands, recorded, seats, actions, slot_of, points)
 
 
-_ENVS: dict = {}  # the last env of each shape, reused by the next row group (reset deals every table anew)
-
-
-def _env(tables: int, rules, obs: str, privileged: bool, threads: int) -> VectorEnv:
-    key = (tables, rules.digest, obs, privileged, threads)
-    if key not in _ENVS:
-        if len(_ENVS) > 4:  # a few shapes at most: the full row groups and a dataset's last one
-            _ENVS.clear()
-        _ENVS[key] = VectorEnv(
-            tables, rules, hands_per_game=1, auto_reset=False, obs_version=obs, oracle=privileged, num_threads=threads
-        )
-    return _ENVS[key]
-
-
 def _check_seats(hands: dict, seat: np.ndarray, stored: np.ndarray, k: int, where: str) -> None:
     """The engine's acting seat at step ``k`` of each hand is the stored one (-1: the hand is over)."""
     bad = np.flatnonzero(seat != stored)
