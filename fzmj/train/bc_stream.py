@@ -43,8 +43,8 @@ BUFFER_GROUPS = 4  # row groups mixed at a time (~13k decisions each): the loade
 
 def replay_workers() -> int:
     """Processes that replay row groups beside the training one: none up to four cores, where the
-    loader's threads keep up with the update (two cores, ppo_default's network: waited on data 3%
-    of the time, the first buffer's fill, against 55% before the kernels released the GIL,
+    loader's threads keep up with the update (two cores, ppo_default's network: ``data_wait``
+    0.5% after 0.95 s for the first batch, against 55% before the kernels released the GIL,
     ``benchmarks/bench_bc_stream.py``, docs/data.md); on more (a GPU host, whose update is faster),
     one per core beyond two, at most eight (each replays a row group whole, ~50k decisions/s a
     core; not measured here). The batches are the same whatever the number (the loader takes the
