@@ -139,6 +139,9 @@ def test_read_ahead_keeps_the_order_raises_the_error_and_stops_when_closed():
     time.sleep(0.5)  # the thread sees the stop within its 0.1 s put timeout
     assert len(made) <= 5
     assert not [t for t in threading.enumerate() if t.name == "fzmj-read-ahead"]
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="depth must be an integer >= 1"):
+            next(loader.read_ahead(iter(range(3)), bad))
 
 
 def test_the_batch_kernels_release_the_gil():

@@ -156,7 +156,9 @@ def read_ahead(items: Iterable, depth: int) -> Iterator:
     """The items of ``items``, made by a daemon thread at most ``depth`` ahead of the caller, in
     order. An error in the thread is raised here; when the caller stops early (the generator is
     closed), the thread stops after the item it is making."""
-    q: queue.Queue = queue.Queue(maxsize=max(1, depth))
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"read_ahead: depth must be an integer >= 1, got {depth!r}")
+    q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
     def put(entry) -> bool:
