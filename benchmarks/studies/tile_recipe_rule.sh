@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 56: the whole recipe with the tile network (pre-registration addendum 4.2,
+# docs/results/prereg_issue47.md), judged by the rule written before it ran.
+#
+#   benchmarks/studies/tile_recipe_rule.sh RUN_DIR            # after the run has ended
+#   HANDS=8 CURVE_EVERY=50 benchmarks/studies/tile_recipe_rule.sh RUN_DIR   # a smoke test of the script
+#
+# 1. The rule: the final checkpoint (the last update's, never an intermediate one) and `pretrained`
+#    (v2), each paired against `heuristic`, and the final against v2, on 51515 / 52525 / 53535
+#    (HANDS per seed, default 4,000; oracle_ablation.py pools the seeds). Ship as v3 only if the
+#    final beats v2 and the heuristic with both pooled CIs above 0.
+# 2. The curve beside v2's run: every CURVE_EVERY-th saved checkpoint (default every 976 updates,
+#    the in-run points' spacing) minus `heuristic` on 4041 / 5051 / 6061 (v2's run was drawn on them).
+# 3. The in-run pick: best.pt's own figure (the trainer's 8,000 hands on reserved walls) against
+#    its figure on the rule's 12,000 hands (issue 56's second target: within its own CI).
+# Everything goes to OUT (default RUN_DIR/rule); WORKERS evaluation processes (default 2).
+set -euo pipefail
+RUN=${1:?usage: tile_recipe_rule.sh RUN_DIR}
+HANDS=${HANDS:-4000}
+CURVE_EVERY=${CURVE_EVERY:-976}
+WORKERS=${WORKERS:-2}
+OUT=${OUT:-$RUN/rule}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CK="$RUN/checkpoints"
+mkdir -p "$OUT"
+
+final=$(ls "$CK"/update_*.pt 2>/dev/null | sort | tail -1 || true)
+best="$CK/best.pt"
+[ -n "$final" ] || { echo "tile_recipe_rule: no update_*.pt in $CK" >&2; exit 2; }
+[ -f "$best" ] || { echo "tile_recipe_rule: no $best (was the run made with eval_paired_every?)" >&2; exit 2; }
+# only the run's last update is a candidate (addendum 4.2): refuse a run that has not ended
+python - "$final" <<'EOF'
+import sys
+from fzmj.agents.checkpoint import load_checkpoint
+
+ck = load_checkpoint(sys.argv[1])
+c = ck["config"]
+last = c["total_timesteps"] // (c["num_tables"] * c["num_steps"])
+if ck["update"] != last:
+    sys.exit(f"tile_recipe_rule: {sys.argv[1]} is update {ck['update']} of {last}: the run has not ended (resume it first)")
+EOF
+
+# 1. the rule (the first spec is the control: the final is also played against it)
+python "$HERE/oracle_ablation.py" v2=pretrained:v2 final="$final" best="$best" \
+  --seeds 51515 52525 53535 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/rule.json" | tee "$OUT/rule.txt"
+
+# 2. the curve (update_NNNNNN.pt whose update is a multiple of CURVE_EVERY, and the final)
+curve=()
+for f in "$CK"/update_*.pt; do
+  n=$((10#$(basename "$f" .pt | sed 's/update_//')))
+  if [ $((n % CURVE_EVERY)) -eq 0 ] || [ "$f" = "$final" ]; then curve+=("u$n=$f"); fi
+done
+python "$HERE/oracle_ablation.py" "${curve[@]}" \
+  --seeds 4041 5051 6061 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/curve.json" | tee "$OUT/curve.txt"
+
+# 3. the verdict, from the pooled rows of step 1
+python - "$OUT/rule.json" "$best" <<'EOF' | tee "$OUT/verdict.txt"
+import json, sys
+from fzmj.agents.checkpoint import load_checkpoint
+from fzmj.train.evaluation import pooled
+
+rows = json.load(open(sys.argv[1]))
+def pool(run, ref):
+    return pooled([r for r in rows if r["run"] == run and r["ref"] == ref])
+def show(p):
+    lo, hi = p["ci95"]
+    return f"{p['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] on {p['hands']:,} hands"
+vs_heur, vs_v2 = pool("final", "heuristic"), pool("final", "control")
+print(f"final - heuristic: {show(vs_heur)}")
+print(f"final - v2:        {show(vs_v2)}")
+print(f"v2 - heuristic:    {show(pool('v2', 'heuristic'))}")
+ship = vs_heur["ci95"][0] > 0 and vs_v2["ci95"][0] > 0
+print("rule (addendum 4.2): " + ("SHIP as pretrained v3" if ship else "do not ship; the curve and the table are the result"))
+b = load_checkpoint(sys.argv[2])["best"]
+later = pool("best", "heuristic")
+lo, hi = b["ci95"]
+inside = "within" if lo <= later["mean"] <= hi else "outside"
+print(f"best.pt (update {b['update']}): in-run {b['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] on {b['hands']:,} reserved hands;")
+print(f"  on the rule's walls {show(later)}: {inside} its in-run CI")
+EOF
