@@ -269,8 +269,10 @@ def test_train_full_disk_is_one_line_exit_1(monkeypatch, capsys, tmp_path):
     assert len(err) == 1 and "cannot write a checkpoint" in err[0] and "No space left on device" in err[0]
 
 
-def test_train_ctrl_c_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, tmp_path):
-    """SIGINT during the rollout: the run saves the last finished update's weights and exits 130."""
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_train_ctrl_c_or_sigterm_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, tmp_path, sig, code):
+    """SIGINT (Ctrl-C) or SIGTERM (kill, a job scheduler) during the rollout: the run saves the last
+    finished update's weights and exits 128 + the signal; both handlers found before are put back."""
     import fzmj.train.ppo_selfplay as T
     import fzmj.train.run_setup as B
 
@@ -281,18 +283,34 @@ def test_train_ctrl_c_saves_a_checkpoint_and_exits_cleanly(monkeypatch, capsys, 
         def step(self, actions):
             calls["n"] += 1
             if calls["n"] == 12:  # in the second update's rollout (8 steps per update)
-                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), sig)
             return super().step(actions)
 
     monkeypatch.setattr(B, "VectorEnv", InterruptedEnv)
-    before = signal.getsignal(signal.SIGINT)  # not always Python's default (a shell may ignore SIGINT)
-    rc = T.main(TINY + ["--set", f"runs_dir={tmp_path}", "--set", "run_name=ctrlc", "--set", "total_timesteps=1024"])
-    assert rc == 130
+    # not always Python's defaults (a shell may ignore SIGINT, pytest may hold SIGTERM)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    rc = T.main(TINY + ["--set", f"runs_dir={tmp_path}", "--set", "run_name=stop", "--set", "total_timesteps=1024"])
+    assert rc == code
     out, err = capsys.readouterr()
-    assert "Traceback" not in err and "stopped:" in out and "--resume" in out
-    data = load_checkpoint(tmp_path / "ctrlc/checkpoints/latest.pt")
+    assert "Traceback" not in err and "saving a checkpoint" in out and "stopped:" in out and "--resume" in out
+    data = load_checkpoint(tmp_path / "stop/checkpoints/latest.pt")
     assert data["update"] == 1 and data["global_step"] == 64
-    assert signal.getsignal(signal.SIGINT) is before  # the handler found before the run, restored
+    assert {s: signal.getsignal(s) for s in before} == before  # the handlers found before the run, restored
+
+
+def test_a_failed_run_puts_the_signal_handlers_back(monkeypatch, capsys, tmp_path):
+    """A run that stops on an error (here a full disk at its first checkpoint) leaves no handler of
+    its own behind: SIGTERM would otherwise be swallowed for the rest of the process."""
+    import fzmj.train.checkpoint as C
+    import fzmj.train.ppo_selfplay as T
+
+    def full_disk(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(C, "save_checkpoint", full_disk)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    assert T.main(TINY + ["--set", f"runs_dir={tmp_path}", "--set", "run_name=fail"]) == 1
+    assert {s: signal.getsignal(s) for s in before} == before
 
 
 # ---- load_record --------------------------------------------------------------------------------------
@@ -354,3 +372,40 @@ def test_load_record_good_file_still_loads(tmp_path):
 
     _record(tmp_path)
     replay(load_record(tmp_path / "good.json"))
+
+
+def test_sigterm_to_a_real_run_saves_and_it_resumes(tmp_path):
+    """What a job scheduler or ``kill`` does: SIGTERM to a running ``fzmj-train`` process. It saves
+    the last finished update, exits 143, and ``--resume`` goes on from there."""
+    import subprocess
+    import sys
+    import time
+
+    sets = [f"runs_dir={tmp_path}", "run_name=t", "total_timesteps=100_000_000", "eval_every=0"]
+    argv = [sys.executable, "-m", "fzmj.train.ppo_selfplay", "--config", "ppo_smoke", "--no-progress"]
+    argv += [a for s in sets for a in ("--set", s)]
+    log = tmp_path / "out.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while "update 1/" not in log.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 143, log.read_text()[-2000:]
+    finally:
+        proc.kill()
+    text = log.read_text()
+    assert "SIGTERM; saving a checkpoint" in text and "stopped:" in text and "Traceback" not in text
+    latest = tmp_path / "t/checkpoints/latest.pt"
+    ckpt = load_checkpoint(latest)
+    update, batch = ckpt["update"], ckpt["config"]["num_tables"] * ckpt["config"]["num_steps"]
+    assert update >= 1
+    more = f"total_timesteps={(update + 1) * batch}"  # one update more
+    resumed = subprocess.run(
+        [sys.executable, "-m", "fzmj.train.ppo_selfplay", "--resume", str(latest), "--set", more, "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"update {update + 1}/{update + 1} " in resumed.stdout and load_checkpoint(latest)["update"] == update + 1

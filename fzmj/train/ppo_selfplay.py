@@ -79,7 +79,7 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
     run = setup_run(args, resume, run_dir, ranks, progress)
     agent, optimizer, buffer = run.agent, run.optimizer, run.rollout.buffer
     global_step = run.global_step
-    stop = GracefulStop()  # Ctrl-C: save a checkpoint at the next safe point, then exit
+    stop = GracefulStop()  # Ctrl-C or SIGTERM: save a checkpoint at the next safe point, then exit
     for update in range(run.start_update, args.num_updates + 1):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / args.num_updates) * args.learning_rate
@@ -133,7 +133,7 @@ def train(args: Args, resume: dict | None, run_dir: Path, ranks: distributed.Ran
     if stop.requested:
         latest = run.saver.latest
         print(f"stopped: {global_step:,} steps; checkpoint {latest} (continue with --resume {latest})", flush=True)
-        return 130
+        return stop.exit_code
     ranks.finish(agent, optimizer, run.rollout.pool)  # same weights everywhere, then leave the group
     print(f"done: {global_step:,} steps; checkpoint {run_dir / 'checkpoints' / 'latest.pt'}", flush=True)
     return 0
@@ -276,7 +276,7 @@ def main(argv=None) -> int:
             return _fail(str(e), 2)
         remove_stale_temporaries(run_dir / "checkpoints")  # a killed run's half-written checkpoints
     latest = run_dir / "checkpoints" / "latest.pt"
-    sigint = signal.getsignal(signal.SIGINT)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}  # put back on any exit
     try:
         if args.algo == "distill":  # expert iteration (train/distill.py): same config, run folder, checkpoints
             return distill(args, resume, run_dir, ranks)
@@ -300,8 +300,10 @@ def main(argv=None) -> int:
     finally:
         if lock is not None:
             lock.release()
-        if sigint is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, sigint)
+        if threading.current_thread() is threading.main_thread():
+            for sig, handler in handlers.items():
+                if handler is not None:  # None: set outside Python, cannot be put back
+                    signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Guards of a running training: non-finite losses and weights, and a clean stop on Ctrl-C
-(the config's checks are all in ``train/config_checks.py``). Small functions so the
+"""Guards of a running training: non-finite losses and weights, and a clean stop on Ctrl-C or
+SIGTERM (the config's checks are all in ``train/config_checks.py``). Small functions so the
 trainer's loop only gains a call per check.
 """
 
@@ -29,23 +29,40 @@ def check_finite_weights(model: torch.nn.Module, update: int) -> None:
 
 
 class GracefulStop:
-    """The first SIGINT (Ctrl-C) sets ``requested``; the trainer saves a checkpoint at the next
-    safe point and exits. A second Ctrl-C stops at once (``KeyboardInterrupt``)."""
+    """The first SIGINT (Ctrl-C) or SIGTERM (``kill``, a job scheduler's notice, a container's
+    stop) sets ``requested``; the trainer saves a checkpoint at the next safe point and exits with
+    ``exit_code`` (130 after SIGINT, 143 after SIGTERM, the shells' 128 + signal). The same
+    signal again stops at once: a second Ctrl-C raises ``KeyboardInterrupt``, a second SIGTERM
+    terminates. Only the main thread can take signals: elsewhere (a test runner's worker) nothing
+    is installed."""
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.requested = False
-        self._old = None
-        try:
-            self._old = signal.signal(signal.SIGINT, self._handle)
-        except ValueError:  # not the main thread (e.g. a test runner's worker): no handler
-            self._old = None
+        self.exit_code = 0
+        self._old: dict[int, object] = {}
+        for sig in self._SIGNALS:
+            try:
+                self._old[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: no handler
+                break
 
     def _handle(self, signum, frame):
         self.requested = True
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        print("\nfzmj-train: interrupted; saving a checkpoint (Ctrl-C again to stop at once)", flush=True)
+        self.exit_code = 128 + signum
+        if signum == signal.SIGINT:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            print("\nfzmj-train: interrupted; saving a checkpoint (Ctrl-C again to stop at once)", flush=True)
+        else:
+            signal.signal(signum, signal.SIG_DFL)
+            print(
+                f"\nfzmj-train: {signal.Signals(signum).name}; saving a checkpoint (send it again to stop at once)",
+                flush=True,
+            )
 
     def restore(self) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-            self._old = None
+        """Put back the handlers found when the run started."""
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
