@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "studies" / "tile_recipe_rule.sh"
 
 
-def _rule(run: Path, out: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HANDS="8", CURVE_EVERY="2", WORKERS="1", OUT=str(out))
+def _rule(run: Path, out: Path, more: dict | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, HANDS="8", CURVE_EVERY="2", WORKERS="1", OUT=str(out), **(more or {}))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # this venv's python
     return subprocess.run(["bash", str(SCRIPT), str(run)], env=env, capture_output=True, text=True, timeout=600)
 
@@ -49,7 +49,8 @@ def test_the_rule_plays_and_says_its_verdict(ended_run, tmp_path):
     assert verdict[3].startswith("rule (addendum 4.2): ")
     assert verdict[4].startswith("best.pt (update ")
     curve = (tmp_path / "out" / "curve.txt").read_text()
-    assert "| u2 | heuristic | 4041 |" in curve and "| u3 | heuristic | 6061 |" in curve  # every 2nd, and the last
+    assert "| u2 | 1,024 | " in curve and "| u3 | 1,536 | " in curve  # every 2nd, and the last
+    assert sorted(p.name for p in (tmp_path / "out" / "curve").iterdir()) == ["u2.json", "u3.json"]
 
 
 def test_a_run_that_has_not_ended_is_refused(ended_run, tmp_path):
@@ -62,6 +63,24 @@ def test_a_run_that_has_not_ended_is_refused(ended_run, tmp_path):
         f"tile_recipe_rule: {run}/checkpoints/update_000002.pt is update 2 of 3: the run has not ended (resume it first)"
     ]
     assert not (tmp_path / "out" / "rule.json").exists()
+
+
+def test_the_curve_so_far_while_the_run_goes_on(ended_run, tmp_path):
+    """CURVE_ONLY=1 plays the points saved so far, each once, and not the newest checkpoint (not the
+    final while the run goes on); it judges nothing."""
+    run = tmp_path / "going"
+    shutil.copytree(ended_run, run)
+    (run / "checkpoints" / "update_000003.pt").unlink()
+    (run / "checkpoints" / "update_000004.pt").write_bytes((run / "checkpoints" / "update_000002.pt").read_bytes())
+    out = tmp_path / "out"
+    env = {"CURVE_ONLY": "1"}
+    assert _rule(run, out, env).returncode == 0
+    assert sorted(p.name for p in (out / "curve").iterdir()) == ["u2.json", "u4.json"]
+    assert not (out / "rule.json").exists()
+    played = (out / "curve" / "u2.json").stat().st_mtime_ns
+    res = _rule(run, out, env)  # again: nothing is played twice
+    assert res.returncode == 0 and (out / "curve" / "u2.json").stat().st_mtime_ns == played
+    assert "| u2 | heuristic |" not in res.stdout and "| u2 | 1,024 | " in (out / "curve.txt").read_text()
 
 
 def test_a_run_without_best_pt_is_refused(ended_run, tmp_path):

@@ -3,6 +3,7 @@
 # docs/results/prereg_issue47.md), judged by the rule written before it ran.
 #
 #   benchmarks/studies/tile_recipe_rule.sh RUN_DIR            # after the run has ended
+#   CURVE_ONLY=1 benchmarks/studies/tile_recipe_rule.sh RUN_DIR   # while it runs: the curve so far
 #   HANDS=8 CURVE_EVERY=50 benchmarks/studies/tile_recipe_rule.sh RUN_DIR   # a smoke test of the script
 #
 # 1. The rule: the final checkpoint (the last update's, never an intermediate one) and `pretrained`
@@ -10,7 +11,10 @@
 #    (HANDS per seed, default 4,000; oracle_ablation.py pools the seeds). Ship as v3 only if the
 #    final beats v2 and the heuristic with both pooled CIs above 0.
 # 2. The curve beside v2's run: every CURVE_EVERY-th saved checkpoint (default every 976 updates,
-#    the in-run points' spacing) minus `heuristic` on 4041 / 5051 / 6061 (v2's run was drawn on them).
+#    the in-run points' spacing) and the final, minus `heuristic` on 4041 / 5051 / 6061 (v2's run
+#    was drawn on them). Each point is played once into OUT/curve/uN.json and kept: CURVE_ONLY=1
+#    plays the points saved so far while the run goes on (so their checkpoints need not be kept),
+#    without the rule.
 # 3. The in-run pick: best.pt's own figure (the trainer's 8,000 hands on reserved walls) against
 #    its figure on the rule's 12,000 hands (issue 56's second target: within its own CI).
 # Everything goes to OUT (default RUN_DIR/rule); WORKERS evaluation processes (default 2).
@@ -27,6 +31,35 @@ mkdir -p "$OUT"
 final=$(ls "$CK"/update_*.pt 2>/dev/null | sort | tail -1 || true)
 best="$CK/best.pt"
 [ -n "$final" ] || { echo "tile_recipe_rule: no update_*.pt in $CK" >&2; exit 2; }
+
+play_curve() {  # every point of the curve not played yet, then all of them in OUT/curve.json
+  mkdir -p "$OUT/curve"
+  for f in "$CK"/update_*.pt; do
+    n=$((10#$(basename "$f" .pt | sed 's/update_//')))
+    if { [ $((n % CURVE_EVERY)) -eq 0 ] || [ "$f" = "$ended" ]; } && [ ! -f "$OUT/curve/u$n.json" ]; then
+      python "$HERE/oracle_ablation.py" "u$n=$f" --seeds 4041 5051 6061 --hands "$HANDS" --workers "$WORKERS" \
+        --json "$OUT/curve/u$n.json.tmp" && mv "$OUT/curve/u$n.json.tmp" "$OUT/curve/u$n.json"
+    fi
+  done
+  python - "$OUT/curve" "$OUT/curve.json" <<'EOF' | tee "$OUT/curve.txt"
+import json, sys
+from pathlib import Path
+from fzmj.train.evaluation import pooled
+
+files = sorted(Path(sys.argv[1]).glob("u*.json"), key=lambda p: int(p.stem[1:]))
+rows = [r for f in files for r in json.load(open(f))]
+json.dump(rows, open(sys.argv[2], "w"), indent=1)
+print("| checkpoint | env steps | minus heuristic, pooled |")
+for f in files:
+    mine = [r for r in rows if r["run"] == f.stem]
+    p = pooled(mine)
+    print(f"| {f.stem} | {mine[0]['global_step']:,} | {p['mean']:+.2f} [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] on {p['hands']:,} |")
+EOF
+}
+
+ended=""  # the final is a point of the curve once the run has ended
+if [ "${CURVE_ONLY:-0}" = 1 ]; then play_curve; exit 0; fi
+
 [ -f "$best" ] || { echo "tile_recipe_rule: no $best (was the run made with eval_paired_every?)" >&2; exit 2; }
 # only the run's last update is a candidate (addendum 4.2): refuse a run that has not ended
 python - "$final" <<'EOF'
@@ -44,14 +77,9 @@ EOF
 python "$HERE/oracle_ablation.py" v2=pretrained:v2 final="$final" best="$best" \
   --seeds 51515 52525 53535 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/rule.json" | tee "$OUT/rule.txt"
 
-# 2. the curve (update_NNNNNN.pt whose update is a multiple of CURVE_EVERY, and the final)
-curve=()
-for f in "$CK"/update_*.pt; do
-  n=$((10#$(basename "$f" .pt | sed 's/update_//')))
-  if [ $((n % CURVE_EVERY)) -eq 0 ] || [ "$f" = "$final" ]; then curve+=("u$n=$f"); fi
-done
-python "$HERE/oracle_ablation.py" "${curve[@]}" \
-  --seeds 4041 5051 6061 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/curve.json" | tee "$OUT/curve.txt"
+# 2. the curve
+ended=$final
+play_curve
 
 # 3. the verdict, from the pooled rows of step 1
 python - "$OUT/rule.json" "$best" <<'EOF' | tee "$OUT/verdict.txt"
