@@ -48,7 +48,9 @@ from fzmj.train.evaluation import pooled
 
 files = sorted(Path(sys.argv[1]).glob("u*.json"), key=lambda p: int(p.stem[1:]))
 rows = [r for f in files for r in json.load(open(f))]
-json.dump(rows, open(sys.argv[2], "w"), indent=1)
+tmp = Path(sys.argv[2] + ".tmp")  # written whole, then renamed
+tmp.write_text(json.dumps(rows, indent=1))
+tmp.replace(sys.argv[2])
 print("| checkpoint | env steps | minus heuristic, pooled |")
 for f in files:
     mine = [r for r in rows if r["run"] == f.stem]
@@ -68,7 +70,8 @@ from fzmj.agents.checkpoint import load_checkpoint
 
 ck = load_checkpoint(sys.argv[1])
 c = ck["config"]
-last = c["total_timesteps"] // (c["num_tables"] * c["num_steps"])
+# Args.num_updates of the run that wrote it (its ranks, not this process's)
+last = max(1, c["total_timesteps"] // (c["num_tables"] * c["num_steps"] * ck.get("world_size", 1)))
 if ck["update"] != last:
     sys.exit(f"tile_recipe_rule: {sys.argv[1]} is update {ck['update']} of {last}: the run has not ended (resume it first)")
 EOF
