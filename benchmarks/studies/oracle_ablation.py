@@ -26,6 +26,8 @@ import os
 import platform
 import time
 
+from fzmj_env.atomic import write_atomic
+
 
 def paired(spec: str, ref: str, hands: int, seed: int, workers: int) -> dict:
     from fzmj.agents.evaluate import evaluate
@@ -99,9 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"({time.time() - t0:.0f} s; {platform.node()} {platform.processor() or platform.machine()}, load {load:.1f} at the start)"
     )
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1)
+    if a.json:  # whole or not at all: tile_recipe_rule.sh reads rule.json from it
+        write_atomic(a.json, json.dumps(out, indent=1))
     return 0
 
 
