@@ -4,6 +4,7 @@ candidate), plays the rule, the curve and the in-run pick, and prints the verdic
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -45,9 +46,11 @@ def test_the_rule_plays_and_says_its_verdict(ended_run, tmp_path):
     res = _rule(ended_run, tmp_path / "out")
     assert res.returncode == 0, res.stderr[-2000:]
     verdict = (tmp_path / "out" / "verdict.txt").read_text().splitlines()
-    assert verdict[0].startswith("final - heuristic: ") and verdict[1].startswith("final - v2: ")
-    assert verdict[3].startswith("rule (addendum 4.2): ")
-    assert verdict[4].startswith("best.pt (update ")
+    assert verdict[0] == "on 51515 / 52525 / 53535:"
+    assert verdict[1].startswith("  final - heuristic: ") and verdict[2].startswith("  final - v2: ")
+    assert verdict[4].startswith("rule (addendum 4.2): ")
+    assert verdict[5].startswith("best.pt (update ")
+    assert not (tmp_path / "out" / "rule2.json").exists()  # addendum 4.2: one set of walls
     curve = (tmp_path / "out" / "curve.txt").read_text()
     assert "| u2 | 1,024 | " in curve and "| u3 | 1,536 | " in curve  # every 2nd, and the last
     assert sorted(p.name for p in (tmp_path / "out" / "curve").iterdir()) == ["u2.json", "u3.json"]
@@ -89,3 +92,30 @@ def test_a_run_without_best_pt_is_refused(ended_run, tmp_path):
     (run / "checkpoints" / "best.pt").unlink()
     res = _rule(run, tmp_path / "out")
     assert res.returncode == 2 and "no " in res.stderr and "best.pt" in res.stderr
+
+
+def test_addendum_5_plays_a_second_set_of_walls_and_seed_1s_final(ended_run, tmp_path):
+    """The second seed's rule: the same rule again on 71717 / 72727 / 73737, shipping only on both,
+    and the final paired against seed 1's final (here the run's own update 2 stands in for it)."""
+    seed1 = ended_run / "checkpoints" / "update_000002.pt"
+    res = _rule(ended_run, tmp_path / "out", {"ADDENDUM": "5", "SEED1_FINAL": str(seed1)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    verdict = (tmp_path / "out" / "verdict.txt").read_text().splitlines()
+    assert "on 71717 / 72727 / 73737:" in verdict
+    assert any(v.startswith("final - seed 1's final, on 51515 / 52525 / 53535: ") for v in verdict)
+    assert any(v.startswith("rule (addendum 5): ") for v in verdict)
+    seeds = {r["seed"] for r in json.loads((tmp_path / "out" / "rule2.json").read_text())}
+    assert seeds == {71717, 72727, 73737}
+
+
+@pytest.mark.parametrize(
+    ("more", "why"),
+    [
+        ({"ADDENDUM": "6"}, "tile_recipe_rule: ADDENDUM is 4.2 or 5, not '6'"),
+        ({"ADDENDUM": "5", "SEED1_FINAL": "/nope/final.pt"}, "needs seed 1's final: no /nope/final.pt"),
+    ],
+)
+def test_a_wrong_addendum_is_refused_in_one_line(ended_run, tmp_path, more, why):
+    res = _rule(ended_run, tmp_path / "out", more)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and why in res.stderr
+    assert not (tmp_path / "out" / "rule.json").exists()

@@ -17,9 +17,16 @@
 #    without the rule.
 # 3. The in-run pick: best.pt's own figure (the trainer's 8,000 hands on reserved walls) against
 #    its figure on the rule's 12,000 hands (issue 56's second target: within its own CI).
+# ADDENDUM=5 (the second seed of the same run, addendum 5): two finals have then been tried, so the
+#    rule is played again on 71717 / 72727 / 73737 (OUT/rule2.json) and the final ships only if it
+#    passes on both sets; and the final is paired against seed 1's final (SEED1_FINAL, default
+#    docs/results/o130_res32_ent/final.pt) on 51515 / 52525 / 53535 (OUT/seed1.json).
 # Everything goes to OUT (default RUN_DIR/rule); WORKERS evaluation processes (default 2).
 set -euo pipefail
 RUN=${1:?usage: tile_recipe_rule.sh RUN_DIR}
+ADDENDUM=${ADDENDUM:-4.2}
+case "$ADDENDUM" in 4.2 | 5) ;; *) echo "tile_recipe_rule: ADDENDUM is 4.2 or 5, not '$ADDENDUM'" >&2; exit 2 ;; esac
+SEED1_FINAL=${SEED1_FINAL:-$(cd "$(dirname "$0")/../.." && pwd)/docs/results/o130_res32_ent/final.pt}
 HANDS=${HANDS:-4000}
 CURVE_EVERY=${CURVE_EVERY:-976}
 WORKERS=${WORKERS:-2}
@@ -63,6 +70,9 @@ ended=""  # the final is a point of the curve once the run has ended
 if [ "${CURVE_ONLY:-0}" = 1 ]; then play_curve; exit 0; fi
 
 [ -f "$best" ] || { echo "tile_recipe_rule: no $best (was the run made with eval_paired_every?)" >&2; exit 2; }
+if [ "$ADDENDUM" = 5 ] && [ ! -f "$SEED1_FINAL" ]; then
+  echo "tile_recipe_rule: ADDENDUM=5 needs seed 1's final: no $SEED1_FINAL (set SEED1_FINAL)" >&2; exit 2
+fi
 # only the run's last update is a candidate (addendum 4.2): refuse a run that has not ended
 python - "$final" <<'EOF'
 import sys
@@ -80,30 +90,45 @@ EOF
 python "$HERE/oracle_ablation.py" v2=pretrained:v2 final="$final" best="$best" \
   --seeds 51515 52525 53535 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/rule.json" | tee "$OUT/rule.txt"
 
+if [ "$ADDENDUM" = 5 ]; then  # the same rule on a second set of unused walls; the final against seed 1's
+  python "$HERE/oracle_ablation.py" v2=pretrained:v2 final="$final" \
+    --seeds 71717 72727 73737 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/rule2.json" | tee "$OUT/rule2.txt"
+  python "$HERE/oracle_ablation.py" seed1="ppo:$SEED1_FINAL" final="$final" \
+    --seeds 51515 52525 53535 --hands "$HANDS" --workers "$WORKERS" --json "$OUT/seed1.json" | tee "$OUT/seed1.txt"
+fi
+
 # 2. the curve
 ended=$final
 play_curve
 
 # 3. the verdict, from the pooled rows of step 1
-python - "$OUT/rule.json" "$best" <<'EOF' | tee "$OUT/verdict.txt"
+python - "$OUT" "$best" "$ADDENDUM" <<'EOF' | tee "$OUT/verdict.txt"
 import json, sys
+from pathlib import Path
 from fzmj.agents.checkpoint import load_checkpoint
 from fzmj.train.evaluation import pooled
 
-rows = json.load(open(sys.argv[1]))
-def pool(run, ref):
+out, addendum = Path(sys.argv[1]), sys.argv[3]
+def pool(name, run, ref):
+    rows = json.loads((out / name).read_text())
     return pooled([r for r in rows if r["run"] == run and r["ref"] == ref])
 def show(p):
     lo, hi = p["ci95"]
     return f"{p['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] on {p['hands']:,} hands"
-vs_heur, vs_v2 = pool("final", "heuristic"), pool("final", "control")
-print(f"final - heuristic: {show(vs_heur)}")
-print(f"final - v2:        {show(vs_v2)}")
-print(f"v2 - heuristic:    {show(pool('v2', 'heuristic'))}")
-ship = vs_heur["ci95"][0] > 0 and vs_v2["ci95"][0] > 0
-print("rule (addendum 4.2): " + ("SHIP as pretrained v3" if ship else "do not ship; the curve and the table are the result"))
+ship = True
+for name, walls in [("rule.json", "51515 / 52525 / 53535")] + [("rule2.json", "71717 / 72727 / 73737")] * (addendum == "5"):
+    vs_heur, vs_v2 = pool(name, "final", "heuristic"), pool(name, "final", "control")
+    print(f"on {walls}:")
+    print(f"  final - heuristic: {show(vs_heur)}")
+    print(f"  final - v2:        {show(vs_v2)}")
+    print(f"  v2 - heuristic:    {show(pool(name, 'v2', 'heuristic'))}")
+    ship = ship and vs_heur["ci95"][0] > 0 and vs_v2["ci95"][0] > 0
+if addendum == "5":
+    print(f"final - seed 1's final, on 51515 / 52525 / 53535: {show(pool('seed1.json', 'final', 'control'))}")
+verdict = "SHIP as pretrained v3" if ship else "do not ship; the curve and the table are the result"
+print(f"rule (addendum {addendum}): {verdict}")
 b = load_checkpoint(sys.argv[2])["best"]
-later = pool("best", "heuristic")
+later = pool("rule.json", "best", "heuristic")
 lo, hi = b["ci95"]
 inside = "within" if lo <= later["mean"] <= hi else "outside"
 print(f"best.pt (update {b['update']}): in-run {b['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] on {b['hands']:,} reserved hands;")
