@@ -45,19 +45,18 @@ play_curve() {  # every point of the curve not played yet, then all of them in O
     n=$((10#$(basename "$f" .pt | sed 's/update_//')))
     if { [ $((n % CURVE_EVERY)) -eq 0 ] || [ "$f" = "$ended" ]; } && [ ! -f "$OUT/curve/u$n.json" ]; then
       python "$HERE/oracle_ablation.py" "u$n=$f" --seeds 4041 5051 6061 --hands "$HANDS" --workers "$WORKERS" \
-        --json "$OUT/curve/u$n.json.tmp" && mv "$OUT/curve/u$n.json.tmp" "$OUT/curve/u$n.json"
+        --json "$OUT/curve/u$n.json"  # written whole (write_atomic): a killed point leaves no file
     fi
   done
   python - "$OUT/curve" "$OUT/curve.json" <<'EOF' | tee "$OUT/curve.txt"
 import json, sys
 from pathlib import Path
 from fzmj.train.evaluation import pooled
+from fzmj_env.atomic import write_atomic
 
 files = sorted(Path(sys.argv[1]).glob("u*.json"), key=lambda p: int(p.stem[1:]))
 rows = [r for f in files for r in json.load(open(f))]
-tmp = Path(sys.argv[2] + ".tmp")  # written whole, then renamed
-tmp.write_text(json.dumps(rows, indent=1))
-tmp.replace(sys.argv[2])
+write_atomic(sys.argv[2], json.dumps(rows, indent=1))
 print("| checkpoint | env steps | minus heuristic, pooled |")
 for f in files:
     mine = [r for r in rows if r["run"] == f.stem]
@@ -109,9 +108,9 @@ from fzmj.agents.checkpoint import load_checkpoint
 from fzmj.train.evaluation import pooled
 
 out, addendum = Path(sys.argv[1]), sys.argv[3]
+played = {f.name: json.loads(f.read_text()) for f in map(out.joinpath, ("rule.json", "rule2.json", "seed1.json")) if f.is_file()}
 def pool(name, run, ref):
-    rows = json.loads((out / name).read_text())
-    return pooled([r for r in rows if r["run"] == run and r["ref"] == ref])
+    return pooled([r for r in played[name] if r["run"] == run and r["ref"] == ref])
 def show(p):
     lo, hi = p["ci95"]
     return f"{p['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] on {p['hands']:,} hands"
